@@ -1,0 +1,72 @@
+"""Streaming JSON Lines: read rows one at a time, keep going past a bad line, write atomically.
+
+A bad line never stops a read: it is yielded as a ``JsonlError`` carrying its line number, so a
+batch job can report it in its output and grade the other rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Literal, TypeAlias
+
+import attrs
+import orjson
+
+__all__ = ["JsonlError", "JsonlRow", "dumps", "iter_jsonl", "loads"]
+
+JsonStyle: TypeAlias = Literal["compact", "python"]
+
+loads = orjson.loads
+
+
+def dumps(value: Any, *, style: JsonStyle = "compact") -> bytes:
+    """One JSON document as bytes, without a trailing newline.
+
+    ``compact`` is orjson's output (no spaces, UTF-8), the fast default. ``python`` reproduces
+    ``json.dumps`` defaults (``", "``/``": "`` separators, ASCII escapes), the layout of NeMo
+    Gym's data files, so rows read from them can be written back byte for byte.
+    """
+    if style == "python":
+        return json.dumps(value).encode("ascii")
+    return orjson.dumps(value)
+
+
+@attrs.frozen(kw_only=True)
+class JsonlRow:
+    """A decoded line: its 1-based line number and its value."""
+
+    line: int
+    value: Any
+
+
+@attrs.frozen(kw_only=True)
+class JsonlError:
+    """A line that is not valid JSON: its number, the problem, and the raw text (never lost)."""
+
+    line: int
+    message: str
+    raw: bytes
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | JsonlError]:
+    """Yield each non-blank line of a JSONL file, decoded, or a ``JsonlError`` for a bad line."""
+    if isinstance(source, str | Path):
+        with open(source, "rb") as handle:
+            yield from _iter_lines(handle)
+    else:
+        yield from _iter_lines(source)
+
+
+def _iter_lines(handle: IO[bytes]) -> Iterator[JsonlRow | JsonlError]:
+    for number, raw in enumerate(handle, start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield JsonlRow(line=number, value=orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            yield JsonlError(line=number, message=f"invalid JSON: {exc}", raw=raw.rstrip(b"\r\n"))

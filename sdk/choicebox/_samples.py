@@ -1,0 +1,375 @@
+"""Immutable multiple-choice samples, validated on construction.
+
+Two families share this module:
+
+* the context/choices family (``MultipleChoiceSample`` and its two styles), where the answer is an
+  index into ``choices``;
+* the lettered question family (``MCQASample``), the shape of a NeMo Gym ``mcqa`` row, where the
+  answer is an option letter.
+
+An invalid sample cannot exist: every refusal raises ``SampleError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Final, Literal, TypeAlias, overload
+
+import attrs
+
+from ._errors import SampleError
+
+__all__ = [
+    "DEFAULT_GRADING_MODE",
+    "MCQASample",
+    "MultipleChoiceCompletionSample",
+    "MultipleChoiceQuestionAnswerSample",
+    "MultipleChoiceSample",
+    "Style",
+    "Template",
+]
+
+Style: TypeAlias = Literal["qa", "continuation"]
+STYLES: Final[tuple[Style, ...]] = ("continuation", "qa")
+DEFAULT_GRADING_MODE: Final = "strict_single_letter_boxed"
+
+_EMPTY: Final[Mapping[str, Any]] = types.MappingProxyType({})
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """A read-only copy, so a sample's mappings cannot change behind its back."""
+    if not value:
+        return _EMPTY
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a mapping, got {type(value).__name__}")
+    return types.MappingProxyType(dict(value))
+
+
+def _require_text(field: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise SampleError(field, f"expected a string, got {type(value).__name__}")
+    if not value.strip():
+        raise SampleError(field, "must not be empty")
+    return value
+
+
+# --- the context/choices family ------------------------------------------------------------------
+
+
+class MultipleChoiceSample:
+    """A context, its choices and the index of the correct one.
+
+    Calling ``MultipleChoiceSample(..., style=...)`` builds the specific class for the style:
+    ``MultipleChoiceQuestionAnswerSample`` for ``"qa"``, ``MultipleChoiceCompletionSample`` for
+    ``"continuation"`` (the default). The distinct classes make the guarantee visible in the type:
+    only question-style contexts are judged for completeness.
+    """
+
+    __slots__ = ()
+
+    context: str
+    choices: tuple[str, ...]
+    answer_index: int
+    style: Style
+    extra: Mapping[str, Any]
+
+    @overload
+    def __new__(
+        cls,
+        *,
+        context: str,
+        choices: Sequence[str],
+        answer_index: int,
+        style: Literal["qa"],
+        extra: Mapping[str, Any] | None = ...,
+    ) -> MultipleChoiceQuestionAnswerSample: ...
+
+    @overload
+    def __new__(
+        cls,
+        *,
+        context: str,
+        choices: Sequence[str],
+        answer_index: int,
+        style: Literal["continuation"] = ...,
+        extra: Mapping[str, Any] | None = ...,
+    ) -> MultipleChoiceCompletionSample: ...
+
+    def __new__(cls, **kwargs: Any) -> Any:
+        if cls is not MultipleChoiceSample:
+            return object.__new__(cls)
+        # Returning an uninitialised instance of the style's class lets Python run that class's
+        # own __init__ (and so its validators) exactly once with the caller's arguments.
+        return object.__new__(_class_for_style(kwargs.get("style", "continuation")))
+
+    @property
+    def answer(self) -> str:
+        """The text of the correct choice."""
+        return self.choices[self.answer_index]
+
+    @classmethod
+    def from_wire(cls, row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
+        """Decode a wire row; the result is the specific class for the row's ``style``."""
+        from ._wire import decode_multiple_choice
+
+        sample = decode_multiple_choice(row)
+        if cls is not MultipleChoiceSample and not isinstance(sample, cls):
+            from ._errors import WireFormatError
+
+            raise WireFormatError(
+                [f"style {sample.style!r} does not match {cls.__name__} @ $.style"]
+            )
+        return sample
+
+    def to_wire(self) -> dict[str, Any]:
+        """Encode to the wire row: core fields, then the ``extra`` columns unchanged."""
+        from ._wire import encode_multiple_choice
+
+        return encode_multiple_choice(self)  # type: ignore[arg-type]  # only subclasses exist
+
+
+def _class_for_style(style: object) -> type[MultipleChoiceSample]:
+    if style == "qa":
+        return MultipleChoiceQuestionAnswerSample
+    if style == "continuation":
+        return MultipleChoiceCompletionSample
+    raise SampleError("style", f"unknown style {style!r}; expected one of {', '.join(STYLES)}")
+
+
+def _validate_choices(
+    instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]
+) -> None:
+    if len(value) < 2:
+        raise SampleError("choices", f"needs at least two choices, got {len(value)}")
+    for i, choice in enumerate(value):
+        if not isinstance(choice, str):
+            raise SampleError(f"choices[{i}]", f"expected a string, got {type(choice).__name__}")
+
+
+def _validate_context(instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    _require_text("context", value)
+
+
+def _validate_answer_index(instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SampleError("answer_index", f"expected an integer, got {type(value).__name__}")
+    n = len(instance.choices)
+    if not 0 <= value < n:
+        raise SampleError("answer_index", f"{value} is outside the {n} choices (0..{n - 1})")
+
+
+def _style_validator(expected: Style) -> Any:
+    def check(instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value != expected:
+            raise SampleError(
+                "style",
+                f"{type(instance).__name__} has style {expected!r}, not {value!r}; "
+                "use MultipleChoiceSample(style=...) to pick the class by style",
+            )
+
+    return check
+
+
+def _choices_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):  # a lone string would become a tuple of characters
+        raise SampleError("choices", "expected a list of strings, got a single string")
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class MultipleChoiceQuestionAnswerSample(MultipleChoiceSample):
+    """A complete question the correct choice answers, as in MMLU (style ``"qa"``)."""
+
+    context: str = attrs.field(validator=_validate_context)
+    choices: tuple[str, ...] = attrs.field(converter=_choices_tuple, validator=_validate_choices)
+    answer_index: int = attrs.field(validator=_validate_answer_index)
+    style: Literal["qa"] = attrs.field(default="qa", validator=_style_validator("qa"))
+    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+
+
+@attrs.frozen(kw_only=True)
+class MultipleChoiceCompletionSample(MultipleChoiceSample):
+    """A sentence stem the correct choice continues, as in HellaSwag (style ``"continuation"``).
+
+    The stem ends mid-sentence by design, so it is never judged for completeness.
+    """
+
+    context: str = attrs.field(validator=_validate_context)
+    choices: tuple[str, ...] = attrs.field(converter=_choices_tuple, validator=_validate_choices)
+    answer_index: int = attrs.field(validator=_validate_answer_index)
+    style: Literal["continuation"] = attrs.field(
+        default="continuation", validator=_style_validator("continuation")
+    )
+    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+
+
+AnyMultipleChoiceSample: TypeAlias = (
+    MultipleChoiceQuestionAnswerSample | MultipleChoiceCompletionSample
+)
+
+
+# --- the lettered question family ----------------------------------------------------------------
+
+
+def _regex_tuple(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, Sequence):
+        raise SampleError(
+            "template.output_regex",
+            f"expected a pattern or a list of patterns, got {type(value).__name__}",
+        )
+    for i, pattern in enumerate(value):
+        if not isinstance(pattern, str):
+            raise SampleError(
+                f"template.output_regex[{i}]", f"expected a string, got {type(pattern).__name__}"
+            )
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Template:
+    """A sample's prompt-template metadata (NeMo Gym's ``template_metadata``).
+
+    ``output_regex`` is one pattern or several, tried in order; the other named keys describe the
+    template, and any further keys are kept unchanged in ``extra``.
+    """
+
+    output_regex: tuple[str, ...] = attrs.field(default=(), converter=_regex_tuple)
+    template_id: str | None = None
+    prompt_type: str | None = None
+    format_type: str | None = None
+    answer_prefix: str | None = None
+    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    # How the wire row spelled it (output_regex as a list or not, key order), for a faithful
+    # re-encode. Not part of equality.
+    regex_as_list: bool = attrs.field(default=False, eq=False, repr=False)
+    wire_order: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+
+
+def _options_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Mapping[str, str]:
+    items = list(value.items()) if isinstance(value, Mapping) else list(value)
+    seen: dict[str, str] = {}
+    for i, item in enumerate(items):
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise SampleError(f"options[{i}]", "expected a (letter, text) pair")
+        letter, text = item
+        if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
+            raise SampleError(f"options[{i}]", f"option letter {letter!r} is not a single letter")
+        if letter in seen:
+            raise SampleError(f"options[{i}]", f"option letter {letter!r} appears twice")
+        if not isinstance(text, str):
+            raise SampleError(
+                f"options.{letter}", f"expected option text, got {type(text).__name__}"
+            )
+        if not text.strip():
+            raise SampleError(f"options.{letter}", "option text must not be empty")
+        seen[letter] = text
+    return types.MappingProxyType(seen)
+
+
+def _validate_options(
+    instance: Any, attribute: attrs.Attribute[Any], value: Mapping[str, str]
+) -> None:
+    if len(value) < 2:
+        raise SampleError("options", f"needs at least two options, got {len(value)}")
+
+
+def _validate_expected(instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not isinstance(value, str):
+        raise SampleError("expected_answer", f"expected a letter, got {type(value).__name__}")
+    letters = instance.options
+    if value not in letters:
+        raise SampleError(
+            "expected_answer",
+            f"{value!r} is not one of the option letters {', '.join(letters)}",
+        )
+
+
+def _validate_mode(instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise SampleError("grading_mode", f"expected a mode name, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class MCQASample:
+    """A lettered multiple-choice question: the shape of a NeMo Gym ``mcqa`` row.
+
+    ``options`` maps each letter to its text, in order (any single letters, not only A-D).
+    ``responses_create_params`` is the prompt as sent to the model, kept whole and untouched;
+    ``metadata`` is arbitrary JSON that is never interpreted; ``extra`` keeps unknown row keys.
+    """
+
+    question: str = attrs.field(validator=lambda i, a, v: _require_text("question", v))
+    options: Mapping[str, str] = attrs.field(
+        converter=_options_mapping, validator=_validate_options
+    )
+    expected_answer: str = attrs.field(validator=_validate_expected)
+    grading_mode: str = attrs.field(default=DEFAULT_GRADING_MODE, validator=_validate_mode)
+    template: Template | None = None
+    uuid: str | None = None
+    metadata: Any = None
+    responses_create_params: Mapping[str, Any] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(_frozen_mapping)
+    )
+    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    # The order of the keys of the row this sample was decoded from, so that encoding writes them
+    # back in the same order (byte-identical rows). Not part of equality.
+    wire_order: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+
+    DEFAULT_GRADING_MODE: ClassVar[str] = DEFAULT_GRADING_MODE
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        """The option letters in order."""
+        return tuple(self.options)
+
+    @property
+    def answer_text(self) -> str:
+        """The text of the correct option."""
+        return self.options[self.expected_answer]
+
+    @classmethod
+    def from_wire(cls, row: Mapping[str, Any]) -> MCQASample:
+        """Decode a NeMo Gym JSONL row (unknown keys are kept in ``extra``)."""
+        from ._wire import decode_mcqa
+
+        return decode_mcqa(row)
+
+    def to_wire(self) -> dict[str, Any]:
+        """Encode to a NeMo Gym JSONL row, keys in the order they were read."""
+        from ._wire import encode_mcqa
+
+        return encode_mcqa(self)
+
+    @classmethod
+    def from_question(
+        cls,
+        question: str,
+        options: Mapping[str, str] | Sequence[str],
+        expected_answer: str,
+        *,
+        template: str = "boxed_letter",
+        grading_mode: str | None = None,
+        uuid: str | None = None,
+        metadata: Any = None,
+    ) -> MCQASample:
+        """Build a sample and render its prompt from a shipped template (see ``templates()``).
+
+        ``options`` may be a mapping of letters to texts or a plain list (lettered A, B, C, ...).
+        The template supplies the prompt, the matching ``output_regex`` and the grading mode.
+        """
+        from ._templates import render_sample
+
+        return render_sample(
+            question,
+            options,
+            expected_answer,
+            template=template,
+            grading_mode=grading_mode,
+            uuid=uuid,
+            metadata=metadata,
+        )
