@@ -12,7 +12,21 @@ from ._errors import (
     UnknownModeError,
     WireFormatError,
 )
+from ._grading import Verdict, grade, grade_many, grade_text
 from ._jsonl import JsonlError, JsonlRow, dumps, iter_jsonl, loads
+from ._metrics import (
+    CategoryStats,
+    ConfidenceInterval,
+    FailureAccumulator,
+    MetricsAccumulator,
+    MetricsError,
+    aggregate_metrics,
+    bootstrap_ci,
+    category_breakdown,
+    failure_analysis,
+    pass_at_k,
+)
+from ._modes import ChainEntry, GradingMode, ModeExample, ModeRegistry, default_registry
 from ._rollout import ModelOutput, Rollout, response_text
 from ._samples import (
     DEFAULT_GRADING_MODE,
@@ -23,6 +37,7 @@ from ._samples import (
     Style,
     Template,
 )
+from ._steps import Context, Extraction, FailureKind, Step, register_step_kind, step_kinds
 from ._templates import PromptTemplate, templates
 
 try:
@@ -32,10 +47,22 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = [
     "DEFAULT_GRADING_MODE",
+    "CategoryStats",
+    "ChainEntry",
     "ChoiceboxError",
+    "ConfidenceInterval",
+    "Context",
+    "Extraction",
+    "FailureAccumulator",
+    "FailureKind",
+    "GradingMode",
     "JsonlError",
     "JsonlRow",
     "MCQASample",
+    "MetricsAccumulator",
+    "MetricsError",
+    "ModeExample",
+    "ModeRegistry",
     "ModelOutput",
     "MultipleChoiceCompletionSample",
     "MultipleChoiceQuestionAnswerSample",
@@ -44,15 +71,28 @@ __all__ = [
     "Rollout",
     "RuleFileError",
     "SampleError",
+    "Step",
     "Style",
     "Template",
     "TemplateError",
     "UnknownModeError",
+    "Verdict",
     "WireFormatError",
     "__version__",
+    "aggregate_metrics",
+    "bootstrap_ci",
+    "category_breakdown",
+    "default_registry",
     "dumps",
+    "failure_analysis",
+    "grade",
+    "grade_many",
+    "grade_text",
     "iter_jsonl",
     "loads",
+    "pass_at_k",
+    "register_step_kind",
     "response_text",
+    "step_kinds",
     "templates",
 ]

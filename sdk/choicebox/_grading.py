@@ -1,0 +1,340 @@
+"""Grading: run a sample's template regex, then its mode's chain, and build the verdict.
+
+``grade`` never raises on anything a model wrote: every outcome, including an unreadable
+response, a bad or runaway regex and an ambiguous answer, is a verdict with a failure kind.
+The only errors it raises are the caller's (an unknown mode name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import regex
+
+from ._errors import WireFormatError
+from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
+from ._regex import DEFAULT_TIMEOUT
+from ._rollout import ModelOutput, response_text
+from ._samples import MCQASample
+from ._steps import Context, Extraction, FailureKind, run_patterns
+
+__all__ = ["TEMPLATE_STEP", "VERDICT_KEYS", "Verdict", "grade", "grade_many", "grade_text"]
+
+TEMPLATE_STEP: Final = "template_regex"
+VERDICT_KEYS: Final = (
+    "reward",
+    "expected_answer",
+    "extracted_answer",
+    "reward_components",
+    *COMPONENTS,
+    "failure_kind",
+    "failure_reason",
+    "extraction_step",
+    "grading_mode",
+)
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    """What a model's output earns on a sample, and why.
+
+    ``reward`` is the weighted sum of ``reward_components`` (by default ``correctness`` alone, so
+    rewards equal NeMo Gym's); each component is also a property and a top-level wire field.
+    ``failure`` is ``None`` for a correct answer, else why it is not.
+    """
+
+    reward: float
+    reward_components: Mapping[str, float]
+    extracted_answer: str | None
+    expected_answer: str
+    mode: str
+    step: str | None = None
+    failure: FailureKind | None = None
+    detail: str = ""
+    errors: tuple[str, ...] = ()
+
+    @property
+    def correctness(self) -> float:
+        return self.reward_components["correctness"]
+
+    @property
+    def format(self) -> float:
+        return self.reward_components["format"]
+
+    @property
+    def unambiguous(self) -> float:
+        return self.reward_components["unambiguous"]
+
+    @property
+    def correct(self) -> bool:
+        return self.reward_components["correctness"] == 1.0
+
+    def to_wire(self, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """NeMo Gym's verify-response JSON: the request's fields plus the verdict's.
+
+        Verdict fields already in ``request`` (a row graded before) are replaced.
+        """
+        row = dict(request) if request else {}
+        row["reward"] = self.reward
+        row["expected_answer"] = self.expected_answer
+        row["extracted_answer"] = self.extracted_answer
+        row["reward_components"] = dict(self.reward_components)
+        row.update(self.reward_components)
+        row["failure_kind"] = self.failure
+        row["failure_reason"] = self.detail if self.failure else None
+        row["extraction_step"] = self.step
+        row["grading_mode"] = self.mode
+        return row
+
+
+# --- reasoning blocks and refusals ---------------------------------------------------------------
+
+_THINK_OPEN: Final = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
+
+
+def _strip_reasoning(text: str) -> str | None:
+    """The text after the last closed reasoning block; ``None`` if a block never closes."""
+    opened = _THINK_OPEN.search(text)
+    lowered = text.lower()
+    close = max(
+        lowered.rfind("</think>"), lowered.rfind("</thinking>"), lowered.rfind("</reasoning>")
+    )
+    if close == -1:
+        return None if opened is not None else text
+    rest = text[text.index(">", close) + 1 :]
+    if _THINK_OPEN.search(rest) is not None:
+        return None  # a new block opened after the last close and never closed
+    return rest
+
+
+_REFUSAL_RE: Final = re.compile(
+    r"(?:^|[.!?]\s+|\n)\s*(?:I['’]?m\s+sorry|I\s+am\s+sorry|I\s+apologi[sz]e|"
+    r"I\s+(?:cannot|can['’]?t|won['’]?t|will\s+not|am\s+unable\s+to|['’]m\s+unable\s+to|"
+    r"must\s+decline\s+to|do\s+not\s+feel\s+comfortable)\s+"
+    r"(?:help|answer|assist|provide|comply|respond|choose|select|determine|pick)|"
+    r"As\s+an\s+AI\b)",
+    re.IGNORECASE,
+)
+
+
+def _is_refusal(text: str) -> bool:
+    # A refusal is short or says so up front; a long answer that mentions "I can't" is not one.
+    head = text[:600] if len(text) > 600 else text
+    return _REFUSAL_RE.search(head) is not None
+
+
+# --- grading -------------------------------------------------------------------------------------
+
+
+def _components(letter: str | None, expected: str, *, clean: bool) -> dict[str, float]:
+    answered = letter is not None
+    return {
+        "correctness": 1.0 if answered and letter == expected else 0.0,
+        "format": 1.0 if answered and clean else 0.0,
+        "unambiguous": 1.0 if answered else 0.0,
+    }
+
+
+def _verdict(
+    mode: GradingMode,
+    expected: str,
+    found: Extraction | None,
+    step: str | None,
+    *,
+    primary: bool,
+    errors: list[str],
+    fallback: FailureKind = "no_answer",
+    text: str = "",
+) -> Verdict:
+    letter = found.letter if found is not None else None
+    components = _components(letter, expected, clean=primary and found is not None and found.clean)
+    weights = mode.weights
+    reward = (
+        components["correctness"]
+        if len(weights) == 1 and weights.get("correctness") == 1.0
+        else sum(weights.get(name, 0.0) * value for name, value in components.items())
+    )
+    failure: FailureKind | None
+    if letter is not None:
+        failure = None if letter == expected else "wrong_answer"
+        detail = found.detail if found is not None else ""
+        if failure:
+            detail = f"{detail}: answered {letter}, expected {expected}"
+    elif found is not None and found.failure is not None:
+        failure, detail = found.failure, found.detail
+        if failure in ("not_an_option", "invalid_regex", "regex_timeout") and _is_refusal(text):
+            failure, detail = "refusal", "the model declined to answer"
+    elif _is_refusal(text):
+        failure, detail = "refusal", "the model declined to answer"
+    else:
+        failure, detail = fallback, "no step of the mode found an answer"
+    return Verdict(
+        reward=reward,
+        reward_components=components,
+        extracted_answer=letter,
+        expected_answer=expected,
+        mode=mode.id,
+        step=step if letter is not None or (found is not None and found.final) else None,
+        failure=failure,
+        detail=detail,
+        errors=tuple(errors),
+    )
+
+
+def grade_text(
+    text: str,
+    options: Mapping[str, str],
+    expected: str,
+    mode: GradingMode,
+    *,
+    output_regex: tuple[str, ...] = (),
+    answer_prefix: str | None = None,
+    regex_timeout: float = DEFAULT_TIMEOUT,
+) -> Verdict:
+    """Grade already-extracted text against options; the engine under ``grade``."""
+    errors: list[str] = []
+    if mode.strip_reasoning:
+        stripped = _strip_reasoning(text)
+        if stripped is None:
+            return _verdict(
+                mode,
+                expected,
+                Extraction(
+                    None, failure="unfinished_reasoning", detail="a reasoning block never closes"
+                ),
+                None,
+                primary=False,
+                errors=errors,
+            )
+        text = stripped
+    if not text.strip():
+        return _verdict(
+            mode,
+            expected,
+            Extraction(None, failure="empty", detail="the output is empty"),
+            None,
+            primary=False,
+            errors=errors,
+        )
+    context = Context(text, options, regex_timeout=regex_timeout, answer_prefix=answer_prefix)
+    kept: Extraction | None = None
+    kept_step: str | None = None
+
+    # The sample's own regexes come first, as NeMo Gym's server does; a hit is final.
+    if output_regex:
+        # Case-insensitive, rightmost match, as the seed specifies; an invalid pattern is
+        # recorded and skipped rather than refused, since it is row data.
+        found = run_patterns(output_regex, regex.IGNORECASE, context)
+        if found is not None:
+            if found.letter is not None:
+                return _verdict(
+                    mode, expected, found, TEMPLATE_STEP, primary=True, errors=errors, text=text
+                )
+            if found.failure in ("invalid_regex", "regex_timeout"):
+                errors.append(found.detail)
+            kept, kept_step = found, TEMPLATE_STEP
+
+    if mode.strategy == "first_step":
+        for entry in mode.chain:
+            if entry.when_answer_prefix and not answer_prefix:
+                continue
+            found = entry.step(context)
+            if found is None:
+                continue
+            if found.letter is not None or found.final:
+                return _verdict(
+                    mode, expected, found, entry.id, primary=entry.primary, errors=errors, text=text
+                )
+            if found.failure in ("invalid_regex", "regex_timeout"):
+                errors.append(found.detail)
+            if kept is None or kept.failure in ("invalid_regex", "regex_timeout"):
+                kept, kept_step = found, entry.id
+        return _verdict(mode, expected, kept, kept_step, primary=False, errors=errors, text=text)
+
+    # last_position: the answer stated last in the text wins; ties go to the earlier step.
+    best: tuple[int, int, Extraction, str, bool] | None = None
+    for order, entry in enumerate(mode.chain):
+        if entry.when_answer_prefix and not answer_prefix:
+            continue
+        found = entry.step(context)
+        if found is None:
+            continue
+        if found.letter is None and not found.final:
+            if found.failure in ("invalid_regex", "regex_timeout"):
+                errors.append(found.detail)
+            if kept is None:
+                kept, kept_step = found, entry.id
+            continue
+        if best is None or found.position > best[0]:
+            best = (found.position, order, found, entry.id, entry.primary)
+    if best is not None:
+        _, _, found, step_id, primary = best
+        return _verdict(mode, expected, found, step_id, primary=primary, errors=errors, text=text)
+    return _verdict(mode, expected, kept, kept_step, primary=False, errors=errors, text=text)
+
+
+def _resolve_mode(
+    sample: MCQASample, mode: str | GradingMode | None, registry: ModeRegistry | None
+) -> GradingMode:
+    if isinstance(mode, GradingMode):
+        return mode
+    return (registry or default_registry()).get(mode or sample.grading_mode)
+
+
+def grade(
+    sample: MCQASample,
+    output: ModelOutput,
+    *,
+    mode: str | GradingMode | None = None,
+    registry: ModeRegistry | None = None,
+    regex_timeout: float = DEFAULT_TIMEOUT,
+) -> Verdict:
+    """Decide which letter ``output`` chose on ``sample`` and what it earns.
+
+    ``output`` is the model's text, a Responses object or a Chat Completions object (as
+    mappings). ``mode`` overrides the sample's ``grading_mode``, as NeMo Gym's server config does.
+    Raises only ``UnknownModeError`` for a mode name no registry knows.
+    """
+    resolved = _resolve_mode(sample, mode, registry)
+    try:
+        text = response_text(output)
+    except WireFormatError as exc:
+        components = _components(None, sample.expected_answer, clean=False)
+        return Verdict(
+            reward=0.0,
+            reward_components=components,
+            extracted_answer=None,
+            expected_answer=sample.expected_answer,
+            mode=resolved.id,
+            failure="invalid_output",
+            detail="; ".join(exc.problems),
+        )
+    template = sample.template
+    return grade_text(
+        text,
+        sample.options,
+        sample.expected_answer,
+        resolved,
+        output_regex=template.output_regex if template is not None else (),
+        answer_prefix=template.answer_prefix if template is not None else None,
+        regex_timeout=regex_timeout,
+    )
+
+
+def grade_many(
+    rollouts: Iterable[tuple[MCQASample, ModelOutput]],
+    *,
+    mode: str | GradingMode | None = None,
+    rules_dirs: Iterable[str | Path] = (),
+    regex_timeout: float = DEFAULT_TIMEOUT,
+) -> list[Verdict]:
+    """Grade many (sample, output) pairs with one registry; verdicts in input order."""
+    registry = default_registry(tuple(rules_dirs))
+    return [
+        grade(sample, output, mode=mode, registry=registry, regex_timeout=regex_timeout)
+        for sample, output in rollouts
+    ]

@@ -1,0 +1,221 @@
+"""Reading a letter out of a short answer payload, and normalising letters and option texts.
+
+Everything here is shared by the rule steps and the public scoring primitives, so the same text
+is read the same way wherever it is read. All functions are linear in their input and never raise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Collection, Mapping
+from typing import Final, Literal
+
+import attrs
+
+__all__ = [
+    "Payload",
+    "ambiguous_letters",
+    "localise_letters",
+    "normalise_option_text",
+    "read_payload",
+]
+
+# Letters of other scripts that answer formats use for A-D (as NeMo Gym's reference maps them).
+_LOCAL_LETTERS: Final = {
+    "أ": "A", "ب": "B", "ج": "C", "د": "D",  # Arabic
+    "অ": "A", "ব": "B", "ড": "C", "ঢ": "D",  # Bengali
+}  # fmt: skip
+_LOCAL_CLASS: Final = "".join(_LOCAL_LETTERS)
+# Only a standalone mapped character is a letter: inside a word (الجواب holds ج and ب) it is not.
+_LOCAL_RE: Final = re.compile(rf"(?<!\w)[{_LOCAL_CLASS}](?!\w)")
+_FULLWIDTH_RE: Final = re.compile("[\uff01-\uff5e]")
+
+
+def localise_letters(text: str) -> str:
+    """Fullwidth forms to ASCII, and standalone Arabic/Bengali option letters to Latin ones."""
+    if _FULLWIDTH_RE.search(text):
+        text = _FULLWIDTH_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+    if _LOCAL_RE.search(text):
+        text = _LOCAL_RE.sub(lambda m: _LOCAL_LETTERS[m.group()], text)
+    return text
+
+
+_PUNCT_RE: Final = re.compile(r"[^\w\s]")
+_SPACE_RE: Final = re.compile(r"\s+")
+_NUMBER_RE: Final = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+
+
+def normalise_option_text(text: str, *, punctuation: bool = False, numeric: bool = False) -> str:
+    """Case-folded, whitespace-collapsed text; optionally without punctuation, numbers canonical.
+
+    ``numeric`` makes ``"12.0"``, ``"12"`` and ``"+12"`` compare equal, and leaves ``"120"`` apart.
+    """
+    out = _SPACE_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+    if numeric:
+        candidate = out.replace(",", "").replace(" ", "")
+        if _NUMBER_RE.match(candidate):
+            try:
+                value = float(candidate)
+            except ValueError:  # pragma: no cover - the regex admits only floats
+                return out
+            return repr(value) if value != int(value) else str(int(value))
+    if punctuation:
+        out = _SPACE_RE.sub(" ", _PUNCT_RE.sub(" ", out)).strip()
+    return out
+
+
+# --- ambiguity -----------------------------------------------------------------------------------
+
+_STANDALONE_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])(?![A-Za-z0-9])")
+_SEPARATOR_RE: Final = re.compile(
+    r"\s*(?:[/|&,;]|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*(?:\b(?:or|and)\b\s*)?|\s+", re.IGNORECASE
+)
+
+
+def ambiguous_letters(payload: str, allowed: Collection[str]) -> tuple[str, ...]:
+    """The distinct letters of a choice list such as ``A/B``, ``A or B``, ``B, C and D``.
+
+    Two standalone allowed letters that differ and stand next to each other with only a separator
+    between them make a list. Returns the letters in order, or ``()`` when there is no list.
+    """
+    hits = [
+        (m.start(), m.end(), m.group(1).upper())
+        for m in _STANDALONE_RE.finditer(payload)
+        if m.group(1).isupper() and m.group(1) in allowed
+    ]
+    listed: list[str] = []
+    for (_, end, a), (start, _, b) in itertools.pairwise(hits):
+        if a != b and _SEPARATOR_RE.fullmatch(payload, end, start):
+            for letter in (a, b):
+                if letter not in listed:
+                    listed.append(letter)
+    return tuple(listed)
+
+
+# --- payloads ------------------------------------------------------------------------------------
+
+PayloadKind = Literal["letter", "ambiguous", "not_an_option", "none"]
+
+
+@attrs.frozen
+class Payload:
+    """What a payload says: one letter, an ambiguous list, a letter that is no option, or nothing."""
+
+    kind: PayloadKind
+    letter: str | None = None
+    letters: tuple[str, ...] = ()
+    how: str = ""
+
+
+_NONE: Final = Payload("none")
+_EDGE_CHARS: Final = "*_`'\" \t\n\r.,;:!?"
+_WRAPPER_RE: Final = re.compile(
+    r"^(?:\\(?:text|textbf|mathrm|mathbf|textit|boxed|fbox)\s*\{(.*)\}|\$+(.*?)\$+|\\\((.*)\\\)|\((.*)\)|\[(.*)\]|\{(.*)\})$",
+    re.DOTALL,
+)
+_OPTION_WORD_RE: Final = re.compile(
+    r"^(?:option|choice|letter|answer)\s*[:#]?\s*\(?([A-Za-z])\)?(?![A-Za-z0-9])", re.IGNORECASE
+)
+_LEADING_RE: Final = re.compile(r"^\(?([A-Za-z])(?:\)|(?![A-Za-z0-9]))")
+_WORD_AFTER_RE: Final = re.compile(r"\s+([a-z']+)")
+# "A" and "I" are also English words: "A reasonable choice is C", "I think it's B". A leading
+# A or I followed by a lowercase word is that word, unless the word says the letter is the answer.
+_LETTER_VERBS: Final = frozenset(
+    {"is", "was", "because", "since", "as", "seems", "appears", "fits", "matches", "must",
+     "should", "would", "could", "can", "remains", "holds"}
+)  # fmt: skip
+_LAST_UPPER_RE: Final = re.compile(r"\b([A-Z])\b")
+
+
+def _unwrap(payload: str) -> str:
+    text = payload.strip(_EDGE_CHARS)
+    for _ in range(8):  # wrappers nest a few levels at most; the bound keeps this linear
+        match = _WRAPPER_RE.match(text)
+        if match is None:
+            break
+        inner = next(g for g in match.groups() if g is not None)
+        text = inner.strip(_EDGE_CHARS)
+    return text
+
+
+def _is_english_word(text: str, letter: str) -> bool:
+    if letter not in "AaIi":
+        return False
+    after = _WORD_AFTER_RE.match(text, 1)
+    return after is not None and after.group(1) not in _LETTER_VERBS
+
+
+def read_payload(
+    payload: str,
+    options: Mapping[str, str],
+    *,
+    option_text: bool = True,
+    last_letter: bool = True,
+    lowercase: bool = True,
+) -> Payload:
+    """Read the letter a short answer payload (``B``, ``(b)``, ``$D$``, ``B) text``) names.
+
+    ``options`` maps the allowed letters to their texts. ``option_text`` also accepts a payload
+    that is exactly one option's text; ``last_letter`` falls back to the last standalone capital
+    letter; ``lowercase`` accepts ``b`` for ``B``.
+    """
+    text = _unwrap(localise_letters(payload))
+    if not text:
+        return _NONE
+    listed = ambiguous_letters(text, options)
+    if listed:
+        return Payload("ambiguous", letters=listed, how="several letters listed")
+    candidate: str | None = None
+    how = ""
+    if len(text) == 1 and text.isalpha():
+        candidate, how = text, "a lone letter"
+    elif (match := _OPTION_WORD_RE.match(text)) is not None:
+        candidate, how = match.group(1), "an 'option X' phrase"
+    elif (match := _LEADING_RE.match(text)) is not None and not _is_english_word(
+        text, match.group(1)
+    ):
+        candidate, how = match.group(1), "a leading letter"
+    if candidate is not None:
+        if candidate.islower() and not lowercase:
+            return Payload("none", how="a lowercase letter")
+        letter = candidate.upper()
+        if letter in options:
+            return Payload("letter", letter=letter, how=how)
+        if candidate.isupper() or len(text) == 1:
+            return Payload("not_an_option", letter=letter, how=how)
+    if option_text:
+        matched = match_option_text(text, options)
+        if matched is not None:
+            return Payload("letter", letter=matched, how="the text of an option")
+    if last_letter:
+        found = [m.group(1) for m in _LAST_UPPER_RE.finditer(text)]
+        if found:
+            letter = found[-1]
+            if letter in options:
+                return Payload("letter", letter=letter, how="the last standalone capital letter")
+            return Payload("not_an_option", letter=letter, how="the last standalone capital letter")
+    return _NONE
+
+
+def match_option_text(
+    text: str,
+    options: Mapping[str, str],
+    *,
+    punctuation: bool = True,
+    numeric: bool = True,
+) -> str | None:
+    """The one letter whose option text equals ``text`` after normalisation, else ``None``.
+
+    Two options with the same normalised text make the answer ambiguous, so neither is returned.
+    """
+    wanted = normalise_option_text(text, punctuation=punctuation, numeric=numeric)
+    if not wanted:
+        return None
+    hits = [
+        letter
+        for letter, option in options.items()
+        if normalise_option_text(option, punctuation=punctuation, numeric=numeric) == wanted
+    ]
+    return hits[0] if len(hits) == 1 else None

@@ -1,0 +1,522 @@
+"""Grading modes: YAML rule files loaded safely, checked strictly, and kept in a registry.
+
+A rule file is data. It is composed with PyYAML's safe loader into nodes that remember their
+``line:column``, so every complaint (an unknown key, a duplicate key, an unknown step kind, a bad
+parameter, an invalid regex) points at the place in the file and shows the line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
+
+import attrs
+import cattrs
+import yaml
+
+from ._errors import RuleFileError, UnknownModeError
+from ._resources import builtin_rule_files
+from ._steps import Step, step_kinds
+from ._wire import converter
+
+__all__ = [
+    "RULES_DIR_ENV",
+    "ChainEntry",
+    "GradingMode",
+    "ModeExample",
+    "ModeRegistry",
+    "default_registry",
+    "load_mode_file",
+    "parse_mode",
+]
+
+RULES_DIR_ENV: Final = "CHOICEBOX_RULES_DIR"
+FORMAT_VERSION: Final = 1
+COMPONENTS: Final = ("correctness", "format", "unambiguous")
+Strategy: TypeAlias = Literal["first_step", "last_position"]
+
+_MODE_KEYS: Final = frozenset(
+    {"version", "id", "description", "extends", "overrides", "strategy", "strip_reasoning",
+     "weights", "chain", "prepend", "examples", "deviations"}
+)  # fmt: skip
+_ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "params", "when"})
+_EXAMPLE_KEYS: Final = frozenset({"output", "options", "expected", "note", "failure"})
+_DEFAULT_OPTIONS: Final = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
+
+
+@attrs.frozen(kw_only=True)
+class ChainEntry:
+    """One step of a chain: its id (recorded in verdicts), its kind and the configured step."""
+
+    id: str
+    kind: str
+    step: Step
+    primary: bool = False
+    # Run only for samples whose template sets an answer_prefix (``when: answer_prefix``).
+    when_answer_prefix: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ModeExample:
+    """An embedded example: an output, the options, and the letter it must give (or ``None``)."""
+
+    output: str
+    options: Mapping[str, str]
+    expected: str | None
+    failure: str | None = None
+    note: str = ""
+    line: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class GradingMode:
+    """A grading mode: an ordered chain of extraction steps and how to weigh the rewards.
+
+    ``strategy`` ``first_step`` takes the first step (in chain order) that finds an answer;
+    ``last_position`` runs every step and takes the answer stated last in the text, so a
+    revision ("Answer: A ... on reflection, the answer is B") wins.
+    """
+
+    id: str
+    description: str
+    chain: tuple[ChainEntry, ...]
+    strategy: Strategy = "first_step"
+    strip_reasoning: bool = False
+    weights: Mapping[str, float] = attrs.field(factory=lambda: {"correctness": 1.0})
+    examples: tuple[ModeExample, ...] = ()
+    deviations: tuple[str, ...] = ()
+    extends: str | None = None
+    source: str = "<memory>"
+
+
+# --- YAML with positions -------------------------------------------------------------------------
+
+
+class _Located:
+    """Turns composed YAML nodes into plain values, rejecting duplicate keys, with positions."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def error(self, message: str, node: yaml.Node | None) -> RuleFileError:
+        if node is None:
+            return RuleFileError(message, path=self.path)
+        line, column = node.start_mark.line, node.start_mark.column
+        source = self.lines[line] if 0 <= line < len(self.lines) else None
+        return RuleFileError(
+            message, path=self.path, line=line + 1, column=column + 1, source_line=source
+        )
+
+    def value(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self.value(key_node)
+                if not isinstance(key, str):
+                    raise self.error(f"keys must be strings, got {key!r}", key_node)
+                if key in out:
+                    raise self.error(f"duplicate key {key!r}", key_node)
+                out[key] = self.value(value_node)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(item) for item in node.value]
+        if isinstance(node, yaml.ScalarNode):
+            return _SCALARS.construct_object(node, deep=True)
+        raise self.error("unsupported YAML node", node)  # pragma: no cover - aliases resolve
+
+
+_SCALARS: Final = yaml.SafeLoader("")
+
+
+def _mapping_items(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    assert isinstance(node, yaml.MappingNode)
+    return {str(k.value): (k, v) for k, v in node.value}
+
+
+def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
+    located = _Located(path, text)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = mark.line if mark is not None else None
+        raise RuleFileError(
+            f"invalid YAML: {exc.problem}",
+            path=path,
+            line=None if line is None else line + 1,
+            column=None if mark is None else mark.column + 1,
+            source_line=None if line is None or line >= len(located.lines) else located.lines[line],
+        ) from None
+    except yaml.YAMLError as exc:
+        raise RuleFileError(f"invalid YAML: {exc}", path=path) from None
+    if node is None:
+        raise RuleFileError("the file is empty", path=path)
+    if not isinstance(node, yaml.MappingNode):
+        raise located.error("a rule file must be a mapping", node)
+    return located, node
+
+
+# --- parsing a mode ------------------------------------------------------------------------------
+
+
+def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: yaml.Node) -> Step:
+    kinds = step_kinds()
+    if kind not in kinds:
+        raise located.error(
+            f"unknown step kind {kind!r}; known kinds: {', '.join(sorted(kinds))}", node
+        )
+    cls = kinds[kind]
+    known = {a.alias for a in attrs.fields(cls) if a.init}
+    items = _mapping_items(node)
+    for name in params:
+        if name not in known:
+            raise located.error(
+                f"unknown parameter {name!r} for step kind {kind!r}; "
+                f"its parameters: {', '.join(sorted(known)) or '(none)'}",
+                items[name][0] if name in items else node,
+            )
+    try:
+        step: Step = converter().structure(dict(params), cls)
+    except cattrs.BaseValidationError as exc:
+        messages = cattrs.transform_error(exc, path="params")
+        first = messages[0] if messages else str(exc)
+        key: str | None = None
+        if "@ params." in first:
+            key = first.split("@ params.", 1)[-1].split(".", 1)[0].split("[", 1)[0]
+        where = items[key][1] if key is not None and key in items else node
+        raise located.error(f"bad parameter for step kind {kind!r}: {first}", where) from None
+    except (ValueError, TypeError) as exc:
+        raise located.error(f"bad parameter for step kind {kind!r}: {exc}", node) from None
+    return step
+
+
+def _parse_chain(located: _Located, node: yaml.Node, field: str) -> list[ChainEntry]:
+    if not isinstance(node, yaml.SequenceNode):
+        raise located.error(f"{field} must be a list of steps", node)
+    entries: list[ChainEntry] = []
+    seen: set[str] = set()
+    for item in node.value:
+        if not isinstance(item, yaml.MappingNode):
+            raise located.error("a step must be a mapping with a 'kind'", item)
+        raw = located.value(item)
+        items = _mapping_items(item)
+        kind = raw.get("kind")
+        if not isinstance(kind, str):
+            raise located.error("a step needs a 'kind' naming its step kind", item)
+        params = {k: v for k, v in raw.items() if k not in _ENTRY_KEYS}
+        if "params" in raw:
+            if not isinstance(raw["params"], dict):
+                raise located.error("'params' must be a mapping", items["params"][1])
+            params.update(raw["params"])
+            step_node = items["params"][1]
+        else:
+            step_node = item
+        step = _build_step(located, kind, params, step_node)
+        entry_id = raw.get("id", kind)
+        if not isinstance(entry_id, str) or not entry_id:
+            raise located.error("a step 'id' must be a non-empty string", items["id"][1])
+        if entry_id in seen:
+            raise located.error(
+                f"step id {entry_id!r} is used twice in this chain; give the steps distinct ids",
+                items.get("id", items["kind"])[1],
+            )
+        seen.add(entry_id)
+        primary = raw.get("primary", False)
+        if not isinstance(primary, bool):
+            raise located.error("'primary' must be true or false", items["primary"][1])
+        when = raw.get("when")
+        if when not in (None, "answer_prefix"):
+            raise located.error("'when' may only be 'answer_prefix'", items["when"][1])
+        entries.append(
+            ChainEntry(
+                id=entry_id,
+                kind=kind,
+                step=step,
+                primary=primary,
+                when_answer_prefix=when == "answer_prefix",
+            )
+        )
+    return entries
+
+
+def _parse_examples(located: _Located, node: yaml.Node) -> list[ModeExample]:
+    if not isinstance(node, yaml.SequenceNode):
+        raise located.error("examples must be a list", node)
+    examples: list[ModeExample] = []
+    for item in node.value:
+        raw = located.value(item)
+        if not isinstance(raw, dict):
+            raise located.error("an example must be a mapping", item)
+        items = _mapping_items(item)
+        for key in raw:
+            if key not in _EXAMPLE_KEYS:
+                raise located.error(
+                    f"unknown example key {key!r}; known keys: {', '.join(sorted(_EXAMPLE_KEYS))}",
+                    items[key][0],
+                )
+        if not isinstance(raw.get("output"), str):
+            raise located.error("an example needs an 'output' string", item)
+        if "expected" not in raw:
+            raise located.error(
+                "an example needs 'expected' (a letter, or null for no answer)", item
+            )
+        options = raw.get("options", _DEFAULT_OPTIONS)
+        if isinstance(options, list):
+            options = {chr(ord("A") + i): str(text) for i, text in enumerate(options)}
+        if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
+            raise located.error("'options' must map letters to texts", items["options"][1])
+        expected = raw["expected"]
+        if expected is not None and (not isinstance(expected, str) or expected not in options):
+            raise located.error(
+                f"expected {expected!r} is not one of the example's options", items["expected"][1]
+            )
+        examples.append(
+            ModeExample(
+                output=raw["output"],
+                options={str(k): v for k, v in options.items()},
+                expected=expected,
+                failure=raw.get("failure"),
+                note=str(raw.get("note", "")),
+                line=item.start_mark.line + 1,
+            )
+        )
+    return examples
+
+
+def parse_mode(
+    text: str, *, path: str = "<string>", parents: Mapping[str, GradingMode] | None = None
+) -> tuple[GradingMode, bool]:
+    """Parse one rule file's text; returns the mode and whether it may override a built-in."""
+    located, root = _compose(path, text)
+    items = _mapping_items(root)
+    for key, (key_node, _) in items.items():
+        if key not in _MODE_KEYS:
+            raise located.error(
+                f"unknown key {key!r}; known keys: {', '.join(sorted(_MODE_KEYS))}", key_node
+            )
+    raw = located.value(root)  # also rejects duplicate keys anywhere
+    version = raw.get("version")
+    if version != FORMAT_VERSION:
+        raise located.error(
+            f"unsupported format version {version!r}; this choicebox reads version {FORMAT_VERSION}",
+            items["version"][1] if "version" in items else root,
+        )
+    mode_id = raw.get("id")
+    if not isinstance(mode_id, str) or not mode_id.strip():
+        raise located.error(
+            "a mode needs an 'id' (its mode name)", items["id"][1] if "id" in items else root
+        )
+    description = raw.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise located.error(
+            "a mode needs a 'description'",
+            items["description"][1] if "description" in items else root,
+        )
+
+    parent: GradingMode | None = None
+    extends = raw.get("extends")
+    if extends is not None:
+        if parents is None or extends not in parents:
+            known = ", ".join(sorted(parents or ()))
+            raise located.error(
+                f"extends unknown mode {extends!r}; known modes: {known}", items["extends"][1]
+            )
+        parent = parents[extends]
+
+    chain = list(parent.chain) if parent else []
+    if "prepend" in items:
+        chain = _parse_chain(located, items["prepend"][1], "prepend") + chain
+    if "chain" in items:
+        chain += _parse_chain(located, items["chain"][1], "chain")
+    if not chain:
+        raise located.error(
+            "a mode needs a non-empty 'chain' of steps", items.get("chain", (root, root))[1]
+        )
+    ids = [entry.id for entry in chain]
+    duplicated = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicated:
+        raise located.error(f"step ids used twice after extending: {', '.join(duplicated)}", root)
+
+    strategy = raw.get("strategy", parent.strategy if parent else "first_step")
+    if strategy not in ("first_step", "last_position"):
+        raise located.error(
+            f"strategy must be first_step or last_position, not {strategy!r}", items["strategy"][1]
+        )
+    strip = raw.get("strip_reasoning", parent.strip_reasoning if parent else False)
+    if not isinstance(strip, bool):
+        raise located.error("strip_reasoning must be true or false", items["strip_reasoning"][1])
+    weights = raw.get("weights", dict(parent.weights) if parent else {"correctness": 1.0})
+    if not isinstance(weights, dict) or not weights:
+        raise located.error("weights must map reward components to numbers", items["weights"][1])
+    for name, weight in weights.items():
+        if name not in COMPONENTS:
+            raise located.error(
+                f"unknown reward component {name!r}; components: {', '.join(COMPONENTS)}",
+                items["weights"][1],
+            )
+        if not isinstance(weight, int | float) or isinstance(weight, bool):
+            raise located.error(f"weight of {name!r} must be a number", items["weights"][1])
+    overrides = raw.get("overrides", False)
+    if not isinstance(overrides, bool):
+        raise located.error("overrides must be true or false", items["overrides"][1])
+    deviations = raw.get("deviations", [])
+    if not isinstance(deviations, list) or not all(isinstance(d, str) for d in deviations):
+        raise located.error("deviations must be a list of strings", items["deviations"][1])
+    examples = _parse_examples(located, items["examples"][1]) if "examples" in items else []
+    mode = GradingMode(
+        id=mode_id,
+        description=description.strip(),
+        chain=tuple(chain),
+        strategy=strategy,
+        strip_reasoning=strip,
+        weights={k: float(v) for k, v in weights.items()},
+        examples=tuple(examples),
+        deviations=tuple(deviations),
+        extends=extends,
+        source=path,
+    )
+    return mode, overrides
+
+
+def load_mode_file(
+    path: str | Path, *, parents: Mapping[str, GradingMode] | None = None
+) -> GradingMode:
+    """Load one rule file from disk."""
+    text = Path(path).read_text(encoding="utf-8")
+    return parse_mode(text, path=str(path), parents=parents)[0]
+
+
+# --- the registry --------------------------------------------------------------------------------
+
+
+def _rule_paths(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        raise RuleFileError("not a directory of rule files", path=str(directory))
+    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def _extends_of(text: str) -> str | None:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    extends = data.get("extends") if isinstance(data, dict) else None
+    return extends if isinstance(extends, str) else None
+
+
+class ModeRegistry:
+    """The grading modes by name: the built-ins, then any user rule directories.
+
+    A user file whose id equals a built-in's is an error unless it says ``overrides: true``;
+    two user files with one id are always an error.
+    """
+
+    def __init__(self, modes: Mapping[str, GradingMode] | None = None) -> None:
+        self._modes: dict[str, GradingMode] = dict(modes or {})
+        self._builtin: frozenset[str] = frozenset(self._modes)
+
+    @classmethod
+    def with_builtins(cls, rules_dirs: Sequence[str | Path] = ()) -> ModeRegistry:
+        """The built-in modes plus those found in ``rules_dirs``."""
+        sources = [
+            (f"<builtin>/{f.name}", f.read_text(encoding="utf-8")) for f in builtin_rule_files()
+        ]
+        registry = cls()
+        registry._add_sources(sources, builtin=True)
+        registry._builtin = frozenset(registry._modes)
+        for directory in rules_dirs:
+            registry.add_directory(directory)
+        return registry
+
+    def add_directory(self, directory: str | Path) -> list[GradingMode]:
+        """Load every ``*.yaml`` rule file of ``directory``; returns the modes it added."""
+        sources = [(str(p), p.read_text(encoding="utf-8")) for p in _rule_paths(Path(directory))]
+        return self._add_sources(sources, builtin=False)
+
+    def _add_sources(
+        self, sources: Iterable[tuple[str, str]], *, builtin: bool
+    ) -> list[GradingMode]:
+        pending = list(sources)
+        added: list[GradingMode] = []
+        # Parents first: a file that extends a mode defined later in the same batch waits for it.
+        for _ in range(len(pending) + 1):
+            waiting = []
+            for path, text in pending:
+                parent = _extends_of(text)
+                if (
+                    parent is not None
+                    and parent not in self._modes
+                    and any(_declares(other, parent) for _, other in pending if other is not text)
+                ):
+                    waiting.append((path, text))
+                    continue
+                mode, overrides = parse_mode(text, path=path, parents=self._modes)
+                self._register(mode, overrides=overrides, builtin=builtin)
+                added.append(mode)
+            if not waiting or len(waiting) == len(pending):
+                pending = waiting
+                break
+            pending = waiting
+        for path, text in pending:  # a cycle or a missing parent: parse to get the located error
+            parse_mode(text, path=path, parents=self._modes)
+        return added
+
+    def _register(self, mode: GradingMode, *, overrides: bool, builtin: bool) -> None:
+        existing = self._modes.get(mode.id)
+        if existing is not None and (builtin or existing.id not in self._builtin or not overrides):
+            why = (
+                "set 'overrides: true' in the file to replace the built-in mode"
+                if existing.id in self._builtin and not builtin
+                else "mode ids must be unique"
+            )
+            raise RuleFileError(
+                f"mode {mode.id!r} is already defined by {existing.source}; {why}",
+                path=mode.source,
+            )
+        self._modes[mode.id] = mode
+
+    def get(self, name: str) -> GradingMode:
+        """The mode called ``name``; ``UnknownModeError`` lists the known ones."""
+        try:
+            return self._modes[name]
+        except KeyError:
+            raise UnknownModeError(name, list(self._modes)) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modes
+
+    def __iter__(self) -> Iterator[GradingMode]:
+        return iter(sorted(self._modes.values(), key=lambda m: m.id))
+
+    def names(self) -> list[str]:
+        return sorted(self._modes)
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self._builtin and self._modes[name].source.startswith("<builtin>")
+
+
+def _declares(text: str, mode_id: str) -> bool:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return isinstance(data, dict) and data.get("id") == mode_id
+
+
+_DEFAULT: dict[tuple[str, ...], ModeRegistry] = {}
+
+
+def default_registry(rules_dirs: Sequence[str | Path] = ()) -> ModeRegistry:
+    """The built-in modes plus ``rules_dirs`` and the directories in ``$CHOICEBOX_RULES_DIR``.
+
+    Cached per set of directories: rule files are read once per process, never per grade call.
+    """
+    env = os.environ.get(RULES_DIR_ENV, "")
+    dirs = tuple(str(d) for d in rules_dirs) + tuple(d for d in env.split(os.pathsep) if d)
+    registry = _DEFAULT.get(dirs)
+    if registry is None:
+        registry = _DEFAULT[dirs] = ModeRegistry.with_builtins(dirs)
+    return registry
