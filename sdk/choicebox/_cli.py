@@ -1,29 +1,38 @@
-"""The ``choicebox`` command line."""
+"""The ``choicebox`` command line: one module per command, each registering its subparser."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import __version__
 
 __all__ = ["main"]
 
+Handler = Callable[[argparse.Namespace], int]
+
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import _cmd_grade, _cmd_rules, _cmd_serve
+
     parser = argparse.ArgumentParser(
         prog="choicebox", description="Grade multiple-choice answers of language models."
     )
     parser.add_argument("--version", action="version", version=f"choicebox {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (_cmd_grade, _cmd_rules, _cmd_serve):
+        module.register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
+    handler: Any = getattr(args, "handler", None)
+    if handler is None:
         parser.print_help(sys.stderr)
         return 2
-    return 0
+    result: int = handler(args)
+    return result

@@ -15,7 +15,7 @@ __all__ = ["builtin_grammar", "builtin_rule_files", "builtin_template_files"]
 
 _RULES: Final = "choicebox.rules"
 _GRAMMARS: Final = "choicebox.grammars"
-_TEMPLATES: Final = "choicebox.templates"
+_TEMPLATES: Final = "choicebox.prompt_templates"
 
 
 def _yaml_files(package: str) -> Iterator[Traversable]:

@@ -12,6 +12,7 @@ An invalid sample cannot exist: every refusal raises ``SampleError`` naming the 
 
 from __future__ import annotations
 
+import string
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, Literal, TypeAlias, overload
@@ -36,6 +37,27 @@ DEFAULT_GRADING_MODE: Final = "strict_single_letter_boxed"
 
 _EMPTY: Final[Mapping[str, Any]] = types.MappingProxyType({})
 
+# The keys each wire row spells its own fields with: ``extra`` may not reuse them, since an extra
+# column of that name would overwrite (or be read back as) the field on the wire.
+MC_WIRE_KEYS: Final = ("task_type", "style", "context", "choices", "answer_index")
+MCQA_WIRE_KEYS: Final = (
+    "question",
+    "responses_create_params",
+    "options",
+    "expected_answer",
+    "grading_mode",
+    "template_metadata",
+    "uuid",
+    "metadata",
+)
+TEMPLATE_WIRE_KEYS: Final = (
+    "output_regex",
+    "template_id",
+    "prompt_type",
+    "format_type",
+    "answer_prefix",
+)
+
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """A read-only copy, so a sample's mappings cannot change behind its back."""
@@ -44,6 +66,19 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise TypeError(f"expected a mapping, got {type(value).__name__}")
     return types.MappingProxyType(dict(value))
+
+
+def _extra_validator(field: str, reserved: Sequence[str]) -> Any:
+    def check(instance: Any, attribute: attrs.Attribute[Any], value: Mapping[str, Any]) -> None:
+        for key in value:
+            if not isinstance(key, str):
+                raise SampleError(field, f"keys must be strings, got {type(key).__name__}")
+            if key in reserved:
+                raise SampleError(
+                    f"{field}.{key}", f"{key!r} is a field of the row, not an extra column"
+                )
+
+    return check
 
 
 def _require_text(field: str, value: object) -> str:
@@ -174,6 +209,8 @@ def _style_validator(expected: Style) -> Any:
 def _choices_tuple(value: Iterable[str]) -> tuple[str, ...]:
     if isinstance(value, str):  # a lone string would become a tuple of characters
         raise SampleError("choices", "expected a list of strings, got a single string")
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise SampleError("choices", f"expected a list of strings, got {type(value).__name__}")
     return tuple(value)
 
 
@@ -185,7 +222,9 @@ class MultipleChoiceQuestionAnswerSample(MultipleChoiceSample):
     choices: tuple[str, ...] = attrs.field(converter=_choices_tuple, validator=_validate_choices)
     answer_index: int = attrs.field(validator=_validate_answer_index)
     style: Literal["qa"] = attrs.field(default="qa", validator=_style_validator("qa"))
-    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    extra: Mapping[str, Any] = attrs.field(
+        default=_EMPTY, converter=_frozen_mapping, validator=_extra_validator("extra", MC_WIRE_KEYS)
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -201,7 +240,9 @@ class MultipleChoiceCompletionSample(MultipleChoiceSample):
     style: Literal["continuation"] = attrs.field(
         default="continuation", validator=_style_validator("continuation")
     )
-    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    extra: Mapping[str, Any] = attrs.field(
+        default=_EMPTY, converter=_frozen_mapping, validator=_extra_validator("extra", MC_WIRE_KEYS)
+    )
 
 
 AnyMultipleChoiceSample: TypeAlias = (
@@ -243,7 +284,11 @@ class Template:
     prompt_type: str | None = None
     format_type: str | None = None
     answer_prefix: str | None = None
-    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    extra: Mapping[str, Any] = attrs.field(
+        default=_EMPTY,
+        converter=_frozen_mapping,
+        validator=_extra_validator("template.extra", TEMPLATE_WIRE_KEYS),
+    )
     # How the wire row spelled it (output_regex as a list or not, key order), for a faithful
     # re-encode. Not part of equality.
     regex_as_list: bool = attrs.field(default=False, eq=False, repr=False)
@@ -315,7 +360,11 @@ class MCQASample:
     responses_create_params: Mapping[str, Any] | None = attrs.field(
         default=None, converter=attrs.converters.optional(_frozen_mapping)
     )
-    extra: Mapping[str, Any] = attrs.field(default=_EMPTY, converter=_frozen_mapping)
+    extra: Mapping[str, Any] = attrs.field(
+        default=_EMPTY,
+        converter=_frozen_mapping,
+        validator=_extra_validator("extra", MCQA_WIRE_KEYS),
+    )
     # The order of the keys of the row this sample was decoded from, so that encoding writes them
     # back in the same order (byte-identical rows). Not part of equality.
     wire_order: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
@@ -344,6 +393,98 @@ class MCQASample:
         from ._wire import encode_mcqa
 
         return encode_mcqa(self)
+
+    @overload
+    def to_multiple_choice(
+        self, style: Literal["qa"] = ...
+    ) -> MultipleChoiceQuestionAnswerSample: ...
+
+    @overload
+    def to_multiple_choice(
+        self, style: Literal["continuation"]
+    ) -> MultipleChoiceCompletionSample: ...
+
+    def to_multiple_choice(self, style: Style = "qa") -> AnyMultipleChoiceSample:
+        """This question as a context/choices sample of ``style``: the answer letter becomes an index.
+
+        ``context`` is the question, ``choices`` the option texts in order and ``answer_index`` the
+        position of ``expected_answer``. ``uuid`` and ``metadata`` (when set) and the unknown row
+        keys travel in ``extra``. The letters, the prompt, the template and the grading mode do not
+        fit the context/choices shape and are left behind; ``from_multiple_choice`` re-renders them.
+        """
+        extra: dict[str, Any] = {}
+        if self.uuid is not None:
+            extra["uuid"] = self.uuid
+        if self.metadata is not None:
+            extra["metadata"] = self.metadata
+        for key, value in self.extra.items():
+            if key in MC_WIRE_KEYS or key in extra:
+                raise SampleError(
+                    f"extra.{key}",
+                    f"the row key {key!r} would collide with a field of a context/choices row",
+                )
+            extra[key] = value
+        return MultipleChoiceSample(
+            context=self.question,
+            choices=tuple(self.options.values()),
+            answer_index=self.letters.index(self.expected_answer),
+            style=style,
+            extra=extra,
+        )
+
+    @classmethod
+    def from_multiple_choice(
+        cls,
+        sample: MultipleChoiceSample,
+        *,
+        letters: Sequence[str] | None = None,
+        template: str = "boxed_letter",
+    ) -> MCQASample:
+        """A lettered question from a context/choices sample; the index becomes the answer letter.
+
+        The choices are lettered with ``letters`` in order (A, B, C, ... by default; more letters
+        than choices are fine, the first ones are used) and the prompt is rendered with
+        ``template`` (see ``templates()``). ``extra["uuid"]`` and ``extra["metadata"]`` become the
+        row's ``uuid`` and ``metadata``; the other extra columns are kept in ``extra``.
+
+        Raises ``SampleError`` when no lossless lettered question exists: more choices than
+        letters, an empty choice (options must have text) or an extra column named like a row field.
+        """
+        from ._templates import render_sample
+
+        if not isinstance(sample, MultipleChoiceSample):
+            raise SampleError(
+                "sample", f"expected a MultipleChoiceSample, got {type(sample).__name__}"
+            )
+        pool = tuple(string.ascii_uppercase if letters is None else letters)
+        if len(sample.choices) > len(pool):
+            raise SampleError(
+                "choices",
+                f"{len(sample.choices)} choices do not fit the {len(pool)} letters {''.join(pool)}",
+            )
+        for i, choice in enumerate(sample.choices):
+            if not choice.strip():
+                raise SampleError(
+                    f"choices[{i}]", "an empty choice cannot become a lettered option"
+                )
+        options = dict(zip(pool, sample.choices, strict=False))
+        if len(options) != len(sample.choices):  # a repeated letter collapsed two choices
+            raise SampleError("letters", f"letters must be unique, got {''.join(pool)}")
+        extra = dict(sample.extra)
+        uuid = extra.pop("uuid", None)
+        if uuid is not None and not isinstance(uuid, str):
+            raise SampleError("extra.uuid", f"expected a string, got {type(uuid).__name__}")
+        metadata = extra.pop("metadata", None)
+        rendered = render_sample(
+            sample.context,
+            options,
+            pool[sample.answer_index],
+            template=template,
+            grading_mode=None,
+            uuid=uuid,
+            metadata=metadata,
+        )
+        return attrs.evolve(rendered, extra=extra) if extra else rendered
 
     @classmethod
     def from_question(

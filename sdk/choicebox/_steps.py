@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import attrs
@@ -509,8 +509,9 @@ class AnswerLine:
     first or last line; ``fallback`` walks back past lines whose payload names nothing usable.
     ``strict_payload`` accepts only a lone letter or an option's exact text (the legacy
     ``lenient_answer_colon`` reading); otherwise payloads are read leniently (``(B)``, ``$D$``,
-    ``B) text``, ``option B``) and lists such as ``A/B`` are ambiguous. ``colon_optional`` also
-    accepts the label followed by ``is``/whitespace (``the answer is (C)``). ``sample_prefix``
+    ``B) text``, ``option B``) and lists such as ``A/B`` are ambiguous. ``colon_optional`` makes
+    the colon optional, for phrase labels such as ``the answer is`` or ``答えは``; ``word_start``
+    requires the label to start a word. ``sample_prefix``
     also reads the payload after the sample's own ``answer_prefix`` (nemo-gym 0.7.0's localised
     closing phrases, e.g. ``答えは``), with the text NFKC-normalised.
     """
@@ -526,42 +527,79 @@ class AnswerLine:
     last_letter: bool = True
     lowercase: bool = True
     sample_prefix: bool = False
-    _regex: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    # Two compilations of one pattern: a case-sensitive one run over lowercased text, which the
+    # regex engine scans fast (its labels are literals), and a case-insensitive one for the rare
+    # text whose length lowercasing changes.
+    _lowered: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _folded: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         alternatives = "|".join(
-            re.escape(label) for label in sorted(self.labels, key=len, reverse=True)
+            re.escape(label.lower()) for label in sorted(self.labels, key=len, reverse=True)
         )
         deco = r"[*_]{0,2}" if self.markdown else ""
-        start = r"(?<!\w)" if self.word_start else ""
-        separator = (
-            r"\s*[:：]"
-            if not self.colon_optional
-            else r"(?:\s*[:：]|\s+(?:is|was|would be|should be)\b:?|\s*(?=[(\[]))"
-        )
+        separator = r"\s*[:：]?" if self.colon_optional else r"\s*[:：]"
         after = r"[*_\s]*" if self.markdown else r"\s*"
-        pattern = rf"{start}{deco}(?:{alternatives}){deco}{separator}{after}([^\n]+)"
-        object.__setattr__(self, "_regex", re.compile(pattern, re.IGNORECASE))
+        pattern = rf"(?:{alternatives}){deco}{separator}{after}([^\n]+)"
+        object.__setattr__(self, "_lowered", re.compile(pattern))
+        object.__setattr__(self, "_folded", re.compile(pattern, re.IGNORECASE))
+
+    def _starts_word(self, text: str, position: int) -> bool:
+        before = position - 1
+        if self.markdown:
+            while before >= 0 and position - before <= 2 and text[before] in "*_":
+                before -= 1
+        return before < 0 or not text[before].isalnum()
+
+    def _scan(self, text: str, start: int, stop: int) -> list[tuple[int, str]]:
+        """(position, payload) of every labelled line starting in ``text[start:stop]``."""
+        # Reach past ``stop`` so a label near the end can take its payload from the next lines.
+        reach = text.find("\n", min(len(text), stop + 256))
+        chunk = text[start : len(text) if reach == -1 else reach]
+        lowered = chunk.lower()
+        pattern, haystack = (
+            (self._lowered, lowered) if len(lowered) == len(chunk) else (self._folded, chunk)
+        )
+        found = []
+        for match in pattern.finditer(haystack):
+            position = start + match.start()
+            if position >= stop:
+                break
+            if self.word_start and not self._starts_word(text, position):
+                continue
+            found.append((position, chunk[match.start(1) : match.end(1)]))
+        return found
+
+    def _payloads(self, text: str, prefix: str | None) -> Iterator[tuple[int, str]]:
+        """Labelled payloads in reading order: from the end backwards when ``which`` is last.
+
+        Scanning backwards in growing chunks of whole lines makes the common case (the answer
+        near the end) cost the same for a 2 KB and a 1 MB output, and the worst case linear.
+        """
+        if prefix:
+            found = self._scan(text, 0, len(text))
+            found += [(m.start(), m.group(1)) for m in _prefix_regex(prefix).finditer(text)]
+            found.sort()
+            yield from (reversed(found) if self.which == "last" else found)
+            return
+        if self.which == "first":
+            yield from self._scan(text, 0, len(text))
+            return
+        stop, size = len(text), 4096
+        while stop > 0:
+            start = max(0, stop - size)
+            if start > 0:
+                start = text.rfind("\n", 0, start) + 1
+            yield from reversed(self._scan(text, start, stop))
+            stop, size = start, size * 4
 
     def __call__(self, context: Context) -> Extraction | None:
         text = context.text
         prefix = context.answer_prefix if self.sample_prefix else None
         if prefix:
             text = unicodedata.normalize("NFKC", text)
-        found_payloads = [(m.start(), m.group(1)) for m in self._regex.finditer(text)]
-        if prefix:
-            found_payloads += [
-                (m.start(), m.group(1)) for m in _prefix_regex(prefix).finditer(text)
-            ]
-            found_payloads.sort()
-        if not found_payloads:
-            return None
-        if self.which == "last":
-            found_payloads.reverse()
-        if not self.fallback:
-            found_payloads = found_payloads[:1]
         kept: Extraction | None = None
-        for position, payload in found_payloads:
+        for position, payload in self._payloads(text, prefix):
             if self.strict_payload:
                 found = self._strict(payload, context, position)
             else:
@@ -577,11 +615,11 @@ class AnswerLine:
                     clean=True,
                     detail="answer line",
                 )
+            if not self.fallback:
+                return found
             if found is None:
                 continue
             if found.letter is not None:
-                return found
-            if not self.fallback:
                 return found
             kept = kept or attrs.evolve(found, final=False)
         return kept

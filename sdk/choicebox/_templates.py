@@ -8,6 +8,7 @@ replacement, never ``str.format``, so template text cannot reach into Python obj
 from __future__ import annotations
 
 import functools
+import re
 import string
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +21,9 @@ from ._resources import builtin_template_files
 from ._samples import MCQASample, Template
 
 __all__ = ["PromptTemplate", "render_sample", "templates"]
+
+_PROMPT_FIELD = re.compile(r"\{(question|options|letters)\}")
+_OPTION_FIELD = re.compile(r"\{(letter|text)\}")
 
 
 @attrs.frozen(kw_only=True)
@@ -35,15 +39,18 @@ class PromptTemplate:
 
     def render(self, question: str, options: Mapping[str, str]) -> str:
         """The prompt text for a question and its lettered options."""
+        # One pass over the template text each: a placeholder spelled inside a question or an option
+        # (say "{options}") is text to show, never expanded a second time.
         lines = "\n".join(
-            self.option_line.replace("{letter}", letter).replace("{text}", text)
+            _substitute(_OPTION_FIELD, self.option_line, {"letter": letter, "text": text})
             for letter, text in options.items()
         )
         values = {"question": question, "options": lines, "letters": "".join(options)}
-        out = self.prompt
-        for key, value in values.items():
-            out = out.replace("{" + key + "}", value)
-        return out
+        return _substitute(_PROMPT_FIELD, self.prompt, values)
+
+
+def _substitute(fields: re.Pattern[str], text: str, values: Mapping[str, str]) -> str:
+    return fields.sub(lambda m: values[m[1]], text)
 
 
 @functools.cache

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, get_origin
 
-import attrs
 import cattrs
+from cattrs.cols import list_structure_factory
 from cattrs.preconf.orjson import OrjsonConverter, make_converter
 
 from ._errors import SampleError, WireFormatError
 from ._samples import (
     DEFAULT_GRADING_MODE,
+    MC_WIRE_KEYS,
+    MCQA_WIRE_KEYS,
     STYLES,
+    TEMPLATE_WIRE_KEYS,
     AnyMultipleChoiceSample,
     MCQASample,
     MultipleChoiceCompletionSample,
     MultipleChoiceQuestionAnswerSample,
     Template,
+    _require_text,
 )
 
 __all__ = [
@@ -39,24 +43,9 @@ __all__ = [
 T = TypeVar("T")
 
 TASK_TYPE: Final = "multiple_choice"
-_MC_CORE: Final = ("task_type", "style", "context", "choices", "answer_index")
-_MCQA_KEYS: Final = (
-    "question",
-    "responses_create_params",
-    "options",
-    "expected_answer",
-    "grading_mode",
-    "template_metadata",
-    "uuid",
-    "metadata",
-)
-_TEMPLATE_KEYS: Final = (
-    "output_regex",
-    "template_id",
-    "prompt_type",
-    "format_type",
-    "answer_prefix",
-)
+_MC_CORE: Final = MC_WIRE_KEYS
+_MCQA_KEYS: Final = MCQA_WIRE_KEYS
+_TEMPLATE_KEYS: Final = TEMPLATE_WIRE_KEYS
 
 
 # --- the converter ---------------------------------------------------------------------------
@@ -74,6 +63,22 @@ def _strict(expected: type[T], *also: type) -> Callable[[Any, Any], T]:
     return structure
 
 
+def _is_list(type_: Any) -> bool:
+    return get_origin(type_) is list
+
+
+def _strict_list(type_: Any, conv: cattrs.BaseConverter) -> Callable[[Any, Any], Any]:
+    # cattrs' own list hook iterates any iterable, so "abc" would become ["a", "b", "c"].
+    items = list_structure_factory(type_, conv)
+
+    def structure(value: Any, target: Any) -> Any:
+        if not isinstance(value, list):
+            raise TypeError(f"expected list, got {type(value).__name__}")
+        return items(value, target)
+
+    return structure
+
+
 @functools.cache
 def converter() -> OrjsonConverter:
     """The one converter for choicebox's wire types (strict primitives, detailed errors)."""
@@ -82,6 +87,7 @@ def converter() -> OrjsonConverter:
     conv.register_structure_hook(int, _strict(int))
     conv.register_structure_hook(float, _strict(float, int))
     conv.register_structure_hook(bool, _strict(bool))
+    conv.register_structure_hook_factory(_is_list, _strict_list)
     return conv
 
 
@@ -108,13 +114,33 @@ def _sample_problem(exc: SampleError) -> str:
 # --- the context/choices family --------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class _ChoicesRow:
-    """The typed core of a context/choices row, before the sample's own validation."""
+_CHOICES_FIELDS: Final[tuple[tuple[str, Any], ...]] = (
+    ("context", str),
+    ("choices", list[str]),
+    ("answer_index", int),
+)
 
-    context: str
-    choices: list[str]
-    answer_index: int
+
+def _choices_problems(fields: Mapping[str, Any]) -> list[str]:
+    """The samples' own refusals for the fields that are well typed, each one, not only the first."""
+    problems: list[str] = []
+    if "context" in fields:
+        try:
+            _require_text("context", fields["context"])
+        except SampleError as exc:
+            problems.append(_sample_problem(exc))
+    choices = fields.get("choices")
+    if choices is not None and len(choices) < 2:
+        problems.append(f"needs at least two choices, got {len(choices)} @ $.choices")
+    index = fields.get("answer_index")
+    if index is not None and choices is not None and not 0 <= index < len(choices):
+        n = len(choices)
+        problems.append(
+            f"{index} is outside the {n} choices (0..{n - 1}) @ $.answer_index"
+            if n
+            else f"{index} is outside the choices: there are none @ $.answer_index"
+        )
+    return problems
 
 
 def decode_multiple_choice(row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
@@ -137,19 +163,24 @@ def decode_multiple_choice(row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
     else:
         problems.append(f"unknown style {style!r}; expected one of {', '.join(STYLES)} @ $.style")
         cls = None
-    core = {k: row[k] for k in ("context", "choices", "answer_index") if k in row}
-    typed: _ChoicesRow | None = None
-    try:
-        typed = converter().structure(core, _ChoicesRow)
-    except Exception as exc:  # cattrs raises its own validation groups
-        problems.extend(_problems(exc))
-    if typed is not None and cls is not None and not problems:
+    # Each core field is typed on its own, so one wrong field never hides the others' problems.
+    typed: dict[str, Any] = {}
+    for key, type_ in _CHOICES_FIELDS:
+        if key not in row:
+            problems.append(f"required field missing @ $.{key}")
+            continue
+        try:
+            typed[key] = converter().structure(row[key], type_)
+        except Exception as exc:  # cattrs raises its own validation groups
+            problems.extend(_problems(exc, f"$.{key}"))
+    problems.extend(_choices_problems(typed))
+    if cls is not None and not problems:
         extra = {k: v for k, v in row.items() if k not in _MC_CORE}
         try:
             return cls(
-                context=typed.context,
-                choices=typed.choices,
-                answer_index=typed.answer_index,
+                context=typed["context"],
+                choices=typed["choices"],
+                answer_index=typed["answer_index"],
                 extra=extra,
             )
         except SampleError as exc:
@@ -208,6 +239,7 @@ def _decode_options(value: Any, problems: list[str]) -> list[tuple[str, str]]:
         )
         return []
     pairs: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not item:
             problems.append(f'expected an object like {{"A": "text"}} @ $.options[{i}]')
@@ -216,10 +248,19 @@ def _decode_options(value: Any, problems: list[str]) -> list[tuple[str, str]]:
             if text is None:
                 # Gym data pads option lists with nulls; a null is "no such choice", not a choice.
                 continue
+            where = f"$.options[{i}].{letter}"
+            if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
+                problems.append(f"option letter {letter!r} is not a single letter @ $.options[{i}]")
+                continue
+            if letter in seen:
+                problems.append(f"option letter {letter!r} appears twice @ $.options[{i}]")
+                continue
+            seen.add(letter)
             if not isinstance(text, str):
-                problems.append(
-                    f"expected option text, got {type(text).__name__} @ $.options[{i}].{letter}"
-                )
+                problems.append(f"expected option text, got {type(text).__name__} @ {where}")
+                continue
+            if not text.strip():
+                problems.append(f"option text must not be empty @ {where}")
                 continue
             pairs.append((letter, text))
     return pairs
@@ -231,6 +272,7 @@ def _decode_template(value: Any, problems: list[str]) -> Template | None:
     if not isinstance(value, Mapping):
         problems.append(f"expected an object, got {type(value).__name__} @ $.template_metadata")
         return None
+    ok = True
     regex = value.get("output_regex")
     if not (
         regex is None
@@ -241,7 +283,7 @@ def _decode_template(value: Any, problems: list[str]) -> Template | None:
             "output_regex must be a pattern or a list of patterns, "
             f"got {type(regex).__name__} @ $.template_metadata.output_regex"
         )
-        return None
+        ok = False
     named: dict[str, Any] = {}
     for key in ("template_id", "prompt_type", "format_type", "answer_prefix"):
         item = value.get(key)
@@ -249,8 +291,10 @@ def _decode_template(value: Any, problems: list[str]) -> Template | None:
             problems.append(
                 f"expected a string, got {type(item).__name__} @ $.template_metadata.{key}"
             )
-            return None
+            ok = False
         named[key] = item
+    if not ok:
+        return None
     return Template(
         output_regex=regex,
         extra={k: v for k, v in value.items() if k not in _TEMPLATE_KEYS},
@@ -258,6 +302,28 @@ def _decode_template(value: Any, problems: list[str]) -> Template | None:
         wire_order=tuple(value),
         **named,
     )
+
+
+def _decode_question(row: Mapping[str, Any], params: Any, problems: list[str]) -> str | None:
+    """The row's ``question``, or the text of its user message when it has none."""
+    question = row.get("question")
+    if question is None:
+        question = question_from_prompt(params)
+        if question is None:
+            problems.append(
+                "no question: the row has neither `question` nor a user message "
+                "@ $.responses_create_params.input"
+            )
+        elif not question.strip():
+            problems.append(
+                "the user message, read as the question, must not be empty "
+                "@ $.responses_create_params.input"
+            )
+    elif not isinstance(question, str):
+        problems.append(f"expected a string, got {type(question).__name__} @ $.question")
+    elif not question.strip():
+        problems.append("must not be empty @ $.question")
+    return question if isinstance(question, str) else None
 
 
 def decode_mcqa(
@@ -280,17 +346,9 @@ def decode_mcqa(
             f"expected an object, got {type(params).__name__} @ $.responses_create_params"
         )
         params = None
-    question = row.get("question")
-    if question is None:
-        question = question_from_prompt(params)
-        if question is None:
-            problems.append(
-                "no question: the row has neither `question` nor a user message "
-                "@ $.responses_create_params.input"
-            )
-    elif not isinstance(question, str):
-        problems.append(f"expected a string, got {type(question).__name__} @ $.question")
+    question = _decode_question(row, params, problems)
 
+    before_options = len(problems)
     if "options" in row:
         options = _decode_options(row["options"], problems)
     elif options_fallback is not None and isinstance(question, str):
@@ -302,18 +360,26 @@ def decode_mcqa(
     else:
         options = []
         problems.append("required field missing @ $.options")
+    option_problems = len(problems) - before_options
+    if "options" in row and not option_problems and len(options) < 2:
+        problems.append(f"needs at least two options, got {len(options)} @ $.options")
 
     expected = row.get("expected_answer")
     if expected is None:
         problems.append("required field missing @ $.expected_answer")
     elif not isinstance(expected, str):
         problems.append(f"expected a letter, got {type(expected).__name__} @ $.expected_answer")
+    elif options and not option_problems and expected not in dict(options):
+        letters = ", ".join(letter for letter, _ in options)
+        problems.append(
+            f"{expected!r} is not one of the option letters {letters} @ $.expected_answer"
+        )
 
     grading_mode = row.get("grading_mode")
     if grading_mode is None:
         grading_mode = DEFAULT_GRADING_MODE
-    elif not isinstance(grading_mode, str):
-        problems.append(f"expected a mode name, got {type(grading_mode).__name__} @ $.grading_mode")
+    elif not isinstance(grading_mode, str) or not grading_mode:
+        problems.append(f"expected a mode name, got {grading_mode!r} @ $.grading_mode")
 
     uuid = row.get("uuid")
     if uuid is not None and not isinstance(uuid, str):
@@ -344,14 +410,18 @@ def decode_mcqa(
 
 def _encode_template(template: Template) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    # A key the source row spelled is written back even when empty (`[]`) or null.
+    present = set(template.wire_order)
     if template.output_regex:
         if len(template.output_regex) == 1 and not template.regex_as_list:
             out["output_regex"] = template.output_regex[0]
         else:
             out["output_regex"] = list(template.output_regex)
+    elif "output_regex" in present:
+        out["output_regex"] = [] if template.regex_as_list else None
     for key in ("template_id", "prompt_type", "format_type", "answer_prefix"):
         value = getattr(template, key)
-        if value is not None:
+        if value is not None or key in present:
             out[key] = value
     out.update(template.extra)
     return _in_order(out, template.wire_order)

@@ -1,0 +1,133 @@
+"""``choicebox serve``: the HTTP verify server NeMo Gym can call instead of its ``mcqa`` server."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from typing import Any
+
+import orjson
+
+__all__ = ["register"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "serve",
+        help="run the HTTP verify server (NeMo Gym resources-server API)",
+        description=(
+            "Serve POST /verify, /verify_batch, /aggregate_metrics, /seed_session, "
+            "/close_session and GET /reverify_mode, /health with the JSON of a NeMo Gym "
+            "resources server. Rule files are loaded once, at start-up."
+        ),
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=_port, default=8000, help="port to bind (default 8000)")
+    parser.add_argument(
+        "--mode", default=None, help="grading mode for every request, overriding grading_mode"
+    )
+    parser.add_argument(
+        "--rules-dir",
+        dest="rules_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory of rule files to load (repeatable)",
+    )
+    parser.add_argument(
+        "--workers", type=_positive_int, default=1, help="server processes (default 1)"
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="B",
+        help="largest request body accepted, in bytes (default 16 MiB)",
+    )
+    parser.add_argument(
+        "--regex-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time bound for one pattern over one output (default 0.25)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="uvicorn log level (default info)",
+    )
+    parser.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ._errors import ChoiceboxError
+    from ._server import CONFIG_ENV, create_app
+
+    config: dict[str, Any] = {"rules_dirs": list(args.rules_dirs)}
+    if args.mode is not None:
+        config["mode"] = args.mode
+    if args.max_body_bytes is not None:
+        config["max_body_bytes"] = args.max_body_bytes
+    if args.regex_timeout is not None:
+        config["regex_timeout"] = args.regex_timeout
+    try:
+        # Fail here, with a readable message, on an unknown mode or a bad rule file, rather than
+        # in every worker. The app is then rebuilt by each worker from the environment.
+        create_app(
+            mode=config.get("mode"),
+            rules_dirs=tuple(config["rules_dirs"]),
+            **{k: config[k] for k in ("max_body_bytes", "regex_timeout") if k in config},
+        )
+    except (ChoiceboxError, OSError) as exc:
+        print(f"choicebox serve: {exc}", file=sys.stderr)
+        return 2
+    os.environ[CONFIG_ENV] = orjson.dumps(config).decode()
+
+    import uvicorn
+
+    uvicorn.run(
+        "choicebox._server:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
+        http="httptools" if importlib.util.find_spec("httptools") else "h11",
+        access_log=False,
+        log_level=args.log_level,
+        server_header=False,
+    )
+    return 0

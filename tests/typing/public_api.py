@@ -1,0 +1,183 @@
+"""The public API as an integrator types it: checked by ``mypy --strict sdk tests/typing``.
+
+Not a pytest module (the name does not start with ``test_``) and never executed: every use sits in
+a function nobody calls. Types are asserted by annotated assignments; each line that must NOT
+type-check carries ``# type: ignore[<code>]``, and since ``warn_unused_ignores`` is on, the check
+fails the moment such a line starts to type-check (an API that got looser).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import choicebox
+from choicebox import (
+    DEFAULT_GRADING_MODE,
+    JsonlError,
+    JsonlRow,
+    MCQASample,
+    ModelOutput,
+    MultipleChoiceCompletionSample,
+    MultipleChoiceQuestionAnswerSample,
+    MultipleChoiceSample,
+    PromptTemplate,
+    Rollout,
+    SampleError,
+    Style,
+    Template,
+    WireFormatError,
+    dumps,
+    iter_jsonl,
+    loads,
+    response_text,
+    templates,
+)
+
+AnyMultipleChoice = MultipleChoiceQuestionAnswerSample | MultipleChoiceCompletionSample
+
+
+def construct_by_style() -> None:
+    qa: MultipleChoiceQuestionAnswerSample = MultipleChoiceSample(
+        context="Capital of France?", choices=["Paris", "Lyon"], answer_index=0, style="qa"
+    )
+    stem: MultipleChoiceCompletionSample = MultipleChoiceSample(
+        context="The cat sat on the", choices=["mat", "moon"], answer_index=0
+    )
+    explicit: MultipleChoiceCompletionSample = MultipleChoiceSample(
+        context="The cat sat on the", choices=("mat", "moon"), answer_index=0, style="continuation"
+    )
+    direct_qa = MultipleChoiceQuestionAnswerSample(context="q?", choices=["a", "b"], answer_index=1)
+    direct_stem = MultipleChoiceCompletionSample(context="q", choices=["a", "b"], answer_index=1)
+    either_style: Style = "qa" if qa.answer_index else "continuation"
+    either: AnyMultipleChoice = MultipleChoiceSample(
+        context="q", choices=["a", "b"], answer_index=0, style=either_style, extra={"id": 1}
+    )
+    answer: str = qa.answer
+    choices: tuple[str, ...] = stem.choices
+    index: int = explicit.answer_index
+    extra: Mapping[str, Any] = either.extra
+    style: Style = either.style
+    print(direct_qa, direct_stem, answer, choices, index, extra, style)
+
+
+def construction_that_must_not_type_check() -> None:
+    MultipleChoiceCompletionSample(context="q", choices=["a", "b"], answer_index=0, style="qa")  # type: ignore[arg-type]
+    MultipleChoiceQuestionAnswerSample(
+        context="q",
+        choices=["a", "b"],
+        answer_index=0,
+        style="continuation",  # type: ignore[arg-type]
+    )
+    wrong: MultipleChoiceCompletionSample = MultipleChoiceSample(  # type: ignore[assignment]
+        context="q", choices=["a", "b"], answer_index=0, style="qa"
+    )
+    also_wrong: MultipleChoiceQuestionAnswerSample = MultipleChoiceSample(  # type: ignore[assignment]
+        context="q", choices=["a", "b"], answer_index=0
+    )
+    style_name: str = "qa"
+    MultipleChoiceSample(context="q", choices=["a", "b"], answer_index=0, style=style_name)  # type: ignore[call-overload]
+    MultipleChoiceSample(context="q", choices=["a", "b"], answer_index=0, style="quiz")  # type: ignore[call-overload]
+    MultipleChoiceSample(context="q", choices=["a", "b"], answer_index="0")  # type: ignore[call-overload]
+    MultipleChoiceSample("q", ["a", "b"], 0)  # type: ignore[call-overload]
+    frozen = MultipleChoiceQuestionAnswerSample(context="q", choices=["a", "b"], answer_index=0)
+    frozen.answer_index = 1  # type: ignore[misc]
+    print(wrong, also_wrong)
+
+
+def wire_round_trip(row: Mapping[str, Any]) -> None:
+    decoded: AnyMultipleChoice = MultipleChoiceSample.from_wire(row)
+    encoded: dict[str, Any] = decoded.to_wire()
+    mcqa: MCQASample = MCQASample.from_wire(loads(dumps(encoded, style="python")))
+    row_out: dict[str, Any] = mcqa.to_wire()
+    compact: bytes = dumps(row_out)
+    python_style: bytes = dumps(row_out, style="python")
+    dumps(row_out, style="pretty")  # type: ignore[arg-type]
+    narrowed: MultipleChoiceQuestionAnswerSample = MultipleChoiceSample.from_wire(row)  # type: ignore[assignment]
+    print(compact, python_style, narrowed)
+
+
+def lettered_questions() -> None:
+    sample = MCQASample.from_question(
+        "Which is prime?", ["4", "7"], "B", template="answer_colon", uuid="u", metadata={"k": 1}
+    )
+    by_mapping = MCQASample(
+        question="Which is prime?",
+        options={"A": "4", "B": "7"},
+        expected_answer="B",
+        template=Template(output_regex=[r"Answer:\s*([AB])"], template_id="mine"),
+    )
+    letters: tuple[str, ...] = sample.letters
+    text: str = by_mapping.answer_text
+    mode: str = sample.grading_mode
+    default_mode: str = DEFAULT_GRADING_MODE
+    template: Template | None = by_mapping.template
+    regexes: tuple[str, ...] = template.output_regex if template else ()
+    uuid: str | None = sample.uuid
+    sample.expected_answer = "A"  # type: ignore[misc]
+    MCQASample.from_question("q", ["a", "b"], "A", template=3)  # type: ignore[arg-type]
+    print(letters, text, mode, default_mode, regexes, uuid)
+
+
+def conversions(mcqa: MCQASample) -> None:
+    qa: MultipleChoiceQuestionAnswerSample = mcqa.to_multiple_choice()
+    qa_named: MultipleChoiceQuestionAnswerSample = mcqa.to_multiple_choice(style="qa")
+    stem: MultipleChoiceCompletionSample = mcqa.to_multiple_choice(style="continuation")
+    style: Style = "continuation"
+    either: AnyMultipleChoice = mcqa.to_multiple_choice(style)
+    back: MCQASample = MCQASample.from_multiple_choice(qa)
+    lettered: MCQASample = MCQASample.from_multiple_choice(
+        stem, letters="abcd", template="answer_is"
+    )
+    wrong: MultipleChoiceCompletionSample = mcqa.to_multiple_choice()  # type: ignore[assignment]
+    also_wrong: MultipleChoiceQuestionAnswerSample = mcqa.to_multiple_choice("continuation")  # type: ignore[assignment]
+    mcqa.to_multiple_choice(style="quiz")  # type: ignore[call-overload]
+    MCQASample.from_multiple_choice(mcqa)  # type: ignore[arg-type]
+    MCQASample.from_multiple_choice(qa, ["A", "B"])  # type: ignore[call-arg]
+    print(qa_named, either, back, lettered, wrong, also_wrong)
+
+
+def prompt_templates() -> None:
+    known: Mapping[str, PromptTemplate] = templates()
+    via_module: Mapping[str, PromptTemplate] = choicebox.templates()
+    spec = known["boxed_letter"]
+    prompt: str = spec.render("Which is prime?", {"A": "4", "B": "7"})
+    regexes: tuple[str, ...] = spec.output_regex
+    spec.render("Which is prime?", ["4", "7"])  # type: ignore[arg-type]
+    print(via_module, prompt, regexes)
+
+
+def responses(output: ModelOutput, sample: MCQASample) -> None:
+    text: str = response_text(output)
+    also: str = response_text({"output": []})
+    rollout = Rollout(sample=sample, response=output)
+    graded: str = rollout.text
+    number: int = response_text("x")  # type: ignore[assignment]
+    Rollout(sample=sample, response=3)  # type: ignore[arg-type]
+    print(text, also, graded, number)
+
+
+def jsonl(path: Path) -> None:
+    rows: Iterator[JsonlRow | JsonlError] = iter_jsonl(path)
+    for item in rows:
+        if isinstance(item, JsonlError):
+            line: int = item.line
+            raw: bytes = item.raw
+            print(line, raw)
+        else:
+            value: Any = item.value
+            print(item.line, value)
+    iter_jsonl(42)  # type: ignore[arg-type]
+
+
+def errors() -> None:
+    try:
+        MCQASample.from_wire({})
+    except WireFormatError as exc:
+        problems: tuple[str, ...] = exc.problems
+        print(problems)
+    except SampleError as exc:
+        field: str = exc.field
+        as_value_error: ValueError = exc
+        print(field, as_value_error)
