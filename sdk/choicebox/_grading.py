@@ -93,19 +93,21 @@ class Verdict:
 
 # --- reasoning blocks and refusals ---------------------------------------------------------------
 
-_THINK_OPEN: Final = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
+# Both start with the caseless literal "<", which the regex engine finds at memchr speed.
+_THINK_OPEN: Final = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
+_THINK_CLOSE: Final = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 
 
 def _strip_reasoning(text: str) -> str | None:
     """The text after the last closed reasoning block; ``None`` if a block never closes."""
-    opened = _THINK_OPEN.search(text)
-    lowered = text.lower()
-    close = max(
-        lowered.rfind("</think>"), lowered.rfind("</thinking>"), lowered.rfind("</reasoning>")
-    )
-    if close == -1:
-        return None if opened is not None else text
-    rest = text[text.index(">", close) + 1 :]
+    if "<" not in text:
+        return text
+    last_close = None
+    for last_close in _THINK_CLOSE.finditer(text):  # noqa: B007 - only the last one is wanted
+        pass
+    if last_close is None:
+        return None if _THINK_OPEN.search(text) is not None else text
+    rest = text[last_close.end() :]
     if _THINK_OPEN.search(rest) is not None:
         return None  # a new block opened after the last close and never closed
     return rest
@@ -255,26 +257,59 @@ def grade_text(
                 kept, kept_step = found, entry.id
         return _verdict(mode, expected, kept, kept_step, primary=False, errors=errors, text=text)
 
-    # last_position: the answer stated last in the text wins; ties go to the earlier step.
-    best: tuple[int, int, Extraction, str, bool] | None = None
-    for order, entry in enumerate(mode.chain):
-        if entry.when_answer_prefix and not answer_prefix:
-            continue
-        found = entry.step(context)
-        if found is None:
-            continue
-        if found.letter is None and not found.final:
-            if found.failure in ("invalid_regex", "regex_timeout"):
-                errors.append(found.detail)
-            if kept is None:
-                kept, kept_step = found, entry.id
-            continue
-        if best is None or found.position > best[0]:
-            best = (found.position, order, found, entry.id, entry.primary)
-    if best is not None:
-        _, _, found, step_id, primary = best
-        return _verdict(mode, expected, found, step_id, primary=primary, errors=errors, text=text)
-    return _verdict(mode, expected, kept, kept_step, primary=False, errors=errors, text=text)
+    # last_position: the answer stated last in the text wins; ties go to the earlier step. The
+    # text is read from its tail in growing windows of whole lines: an answer found in a window
+    # is later than anything before it, so a long output costs what its last lines cost, and
+    # an output with no answer at all costs a linear number of passes.
+    start, size = len(text), _WINDOW
+    while True:
+        start = _line_start(text, start - size)
+        window = (
+            context
+            if start == 0
+            else Context(
+                text[start:], options, regex_timeout=regex_timeout, answer_prefix=answer_prefix
+            )
+        )
+        best: tuple[int, Extraction, str, bool] | None = None
+        for entry in mode.chain:
+            if entry.when_answer_prefix and not answer_prefix:
+                continue
+            found = entry.step(window)
+            if found is None:
+                continue
+            if found.letter is None and not found.final:
+                if found.failure in ("invalid_regex", "regex_timeout"):
+                    errors.append(found.detail)
+                if kept is None:
+                    kept, kept_step = found, entry.id
+                continue
+            if best is None or found.position > best[0]:
+                best = (found.position, found, entry.id, entry.primary)
+        if best is not None:
+            _, found, step_id, primary = best
+            return _verdict(
+                mode, expected, found, step_id, primary=primary, errors=errors, text=text
+            )
+        if start == 0:
+            return _verdict(
+                mode, expected, kept, kept_step, primary=False, errors=errors, text=text
+            )
+        size *= 4
+
+
+_WINDOW: Final = 4096
+
+
+def _line_start(text: str, position: int) -> int:
+    """A cut point at or before ``position``: a line start, else a space in a very long line."""
+    if position <= 0:
+        return 0
+    line = text.rfind("\n", 0, position) + 1
+    if position - line <= 512:
+        return line
+    space = text.rfind(" ", position - 64, position)
+    return position if space == -1 else space + 1
 
 
 def _resolve_mode(

@@ -6,6 +6,7 @@ is read the same way wherever it is read. All functions are linear in their inpu
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -213,9 +214,17 @@ def match_option_text(
     wanted = normalise_option_text(text, punctuation=punctuation, numeric=numeric)
     if not wanted:
         return None
-    hits = [
-        letter
-        for letter, option in options.items()
-        if normalise_option_text(option, punctuation=punctuation, numeric=numeric) == wanted
-    ]
+    normalised = _normalised_options(tuple(options.items()), punctuation, numeric)
+    hits = [letter for letter, option in normalised if option == wanted]
     return hits[0] if len(hits) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised_options(
+    options: tuple[tuple[str, str], ...], punctuation: bool, numeric: bool
+) -> tuple[tuple[str, str], ...]:
+    # A sample's options are normalised once, not on every grade call that compares text.
+    return tuple(
+        (letter, normalise_option_text(text, punctuation=punctuation, numeric=numeric))
+        for letter, text in options
+    )

@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import attrs
 
-from ._boxed import BoxReading, find_boxes, read_box
+from ._boxed import Box, BoxReading, find_boxes, read_box
 from ._errors import ChoiceboxError
 from ._letters import (
     Payload,
@@ -56,7 +57,15 @@ Which: TypeAlias = Literal["first", "last"]
 class Context:
     """What a step sees: the text to grade and the options (letter to text) it may name."""
 
-    __slots__ = ("answer_prefix", "options", "regex_timeout", "text")
+    __slots__ = (
+        "_boxes",
+        "_lowered",
+        "_present",
+        "answer_prefix",
+        "options",
+        "regex_timeout",
+        "text",
+    )
 
     def __init__(
         self,
@@ -71,6 +80,28 @@ class Context:
         self.regex_timeout = regex_timeout
         # A sample's own closing phrase ("Die Antwort ist"), from template_metadata.answer_prefix.
         self.answer_prefix = answer_prefix
+        self._boxes: list[Box] | None = None
+        self._lowered: str | None = None
+        self._present: dict[str, bool] = {}
+
+    def lowered(self) -> str:
+        """The text lowercased, computed once."""
+        if self._lowered is None:
+            self._lowered = self.text.lower()
+        return self._lowered
+
+    def contains(self, word: str) -> bool:
+        """Whether the lowercased text contains ``word``, remembered across steps."""
+        present = self._present.get(word)
+        if present is None:
+            present = self._present[word] = word in self.lowered()
+        return present
+
+    def boxes(self) -> list[Box]:
+        """Every ``\\boxed{}``/``\\fbox{}`` of the text, scanned once however many steps ask."""
+        if self._boxes is None:
+            self._boxes = find_boxes(self.text) if "box" in self.text else []
+        return self._boxes
 
 
 @attrs.frozen
@@ -214,7 +245,7 @@ class BoxedLetter:
         if "box" not in text:  # \boxed and \fbox both contain it; the common miss costs nothing
             return None
         lettered: list[tuple[int, int, BoxReading]] = []
-        for box in find_boxes(text):
+        for box in context.boxes():
             if not box.closed:
                 continue
             reading = read_box(box.content)
@@ -305,7 +336,7 @@ class BoxedOptionText:
     def __call__(self, context: Context) -> Extraction | None:
         if "box" not in context.text:
             return None
-        boxes = [b for b in find_boxes(context.text) if b.closed]
+        boxes = [b for b in context.boxes() if b.closed]
         readings = [(b, read_box(b.content)) for b in boxes]
         readings = [(b, r) for b, r in readings if r.kind != "empty"]
         if not readings:
@@ -527,22 +558,39 @@ class AnswerLine:
     last_letter: bool = True
     lowercase: bool = True
     sample_prefix: bool = False
-    # Two compilations of one pattern: a case-sensitive one run over lowercased text, which the
-    # regex engine scans fast (its labels are literals), and a case-insensitive one for the rare
-    # text whose length lowercasing changes.
-    _lowered: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    # One pattern per label, each starting with the label's literal lowercase text, run over
+    # lowercased text: a literal prefix lets the regex engine skip ahead at C speed, and a label
+    # absent from the text (checked with ``in``) costs no regex run at all. The case-insensitive
+    # alternation is for the rare text whose length lowercasing changes.
+    _per_label: tuple[tuple[str, re.Pattern[str]], ...] = attrs.field(
+        init=False, repr=False, eq=False
+    )
     _folded: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _words: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _ascii_words: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        alternatives = "|".join(
-            re.escape(label.lower()) for label in sorted(self.labels, key=len, reverse=True)
-        )
         deco = r"[*_]{0,2}" if self.markdown else ""
         separator = r"\s*[:：]?" if self.colon_optional else r"\s*[:：]"
         after = r"[*_\s]*" if self.markdown else r"\s*"
-        pattern = rf"(?:{alternatives}){deco}{separator}{after}([^\n]+)"
-        object.__setattr__(self, "_lowered", re.compile(pattern))
-        object.__setattr__(self, "_folded", re.compile(pattern, re.IGNORECASE))
+        tail = rf"{deco}{separator}{after}([^\n]+)"
+        lowered = sorted({label.lower() for label in self.labels}, key=len, reverse=True)
+        # Each label is looked for by one of its words, chosen so that labels share words
+        # ("answer" for "final answer" and "answer is"): one ``in`` test serves them all.
+        counts = Counter(word for label in lowered for word in set(label.split()))
+        per_label = tuple(
+            (
+                max(label.split(), key=lambda w: (len(w) >= 4, counts[w], len(w))),
+                re.compile(re.escape(label) + tail),
+            )
+            for label in lowered
+        )
+        alternatives = "|".join(re.escape(label) for label in lowered)
+        object.__setattr__(self, "_per_label", per_label)
+        words = tuple(dict.fromkeys(word for word, _ in per_label))
+        object.__setattr__(self, "_words", words)
+        object.__setattr__(self, "_ascii_words", tuple(w for w in words if w.isascii()))
+        object.__setattr__(self, "_folded", re.compile(rf"(?:{alternatives}){tail}", re.IGNORECASE))
 
     def _starts_word(self, text: str, position: int) -> bool:
         before = position - 1
@@ -551,55 +599,79 @@ class AnswerLine:
                 before -= 1
         return before < 0 or not text[before].isalnum()
 
-    def _scan(self, text: str, start: int, stop: int) -> list[tuple[int, str]]:
+    def _scan(self, context: Context, start: int, stop: int) -> list[tuple[int, str]]:
         """(position, payload) of every labelled line starting in ``text[start:stop]``."""
+        text = context.text
         # Reach past ``stop`` so a label near the end can take its payload from the next lines.
         reach = text.find("\n", min(len(text), stop + 256))
-        chunk = text[start : len(text) if reach == -1 else reach]
-        lowered = chunk.lower()
-        pattern, haystack = (
-            (self._lowered, lowered) if len(lowered) == len(chunk) else (self._folded, chunk)
-        )
-        found = []
-        for match in pattern.finditer(haystack):
+        end = len(text) if reach == -1 else reach
+        whole = start == 0 and end == len(text)
+        chunk = text if whole else text[start:end]
+        lowered = context.lowered() if whole else chunk.lower()
+        if len(lowered) == len(chunk):
+            # Words in another script cannot occur in ASCII text: skip their tests there.
+            words = self._ascii_words if lowered.isascii() else self._words
+            present = dict.fromkeys(self._words, False)
+            for word in words:
+                present[word] = context.contains(word) if whole else word in lowered
+            matches = [
+                match
+                for word, pattern in self._per_label
+                if present[word]
+                for match in pattern.finditer(lowered)
+            ]
+            if len(self._per_label) > 1:
+                matches.sort(key=lambda m: m.start())
+        else:
+            matches = list(self._folded.finditer(chunk))
+        found: list[tuple[int, str]] = []
+        taken = -1
+        for match in matches:
             position = start + match.start()
             if position >= stop:
                 break
+            if match.start() < taken:
+                continue  # a shorter label inside a longer one's match ("answer" in "final answer")
             if self.word_start and not self._starts_word(text, position):
                 continue
+            taken = match.end(1)
             found.append((position, chunk[match.start(1) : match.end(1)]))
         return found
 
-    def _payloads(self, text: str, prefix: str | None) -> Iterator[tuple[int, str]]:
+    def _payloads(self, context: Context, prefix: str | None) -> Iterator[tuple[int, str]]:
         """Labelled payloads in reading order: from the end backwards when ``which`` is last.
 
         Scanning backwards in growing chunks of whole lines makes the common case (the answer
         near the end) cost the same for a 2 KB and a 1 MB output, and the worst case linear.
         """
+        text = context.text
         if prefix:
-            found = self._scan(text, 0, len(text))
+            found = self._scan(context, 0, len(text))
             found += [(m.start(), m.group(1)) for m in _prefix_regex(prefix).finditer(text)]
             found.sort()
             yield from (reversed(found) if self.which == "last" else found)
             return
         if self.which == "first":
-            yield from self._scan(text, 0, len(text))
+            yield from self._scan(context, 0, len(text))
             return
         stop, size = len(text), 4096
         while stop > 0:
             start = max(0, stop - size)
             if start > 0:
                 start = text.rfind("\n", 0, start) + 1
-            yield from reversed(self._scan(text, start, stop))
+            yield from reversed(self._scan(context, start, stop))
             stop, size = start, size * 4
 
     def __call__(self, context: Context) -> Extraction | None:
-        text = context.text
         prefix = context.answer_prefix if self.sample_prefix else None
         if prefix:
-            text = unicodedata.normalize("NFKC", text)
+            context = Context(
+                unicodedata.normalize("NFKC", context.text),
+                context.options,
+                regex_timeout=context.regex_timeout,
+            )
         kept: Extraction | None = None
-        for position, payload in self._payloads(text, prefix):
+        for position, payload in self._payloads(context, prefix):
             if self.strict_payload:
                 found = self._strict(payload, context, position)
             else:
