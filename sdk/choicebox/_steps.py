@@ -100,7 +100,7 @@ class Context:
     def boxes(self) -> list[Box]:
         """Every ``\\boxed{}``/``\\fbox{}`` of the text, scanned once however many steps ask."""
         if self._boxes is None:
-            self._boxes = find_boxes(self.text) if "box" in self.text else []
+            self._boxes = find_boxes(self.text)
         return self._boxes
 
 
@@ -242,8 +242,6 @@ class BoxedLetter:
 
     def __call__(self, context: Context) -> Extraction | None:
         text = context.text
-        if "box" not in text:  # \boxed and \fbox both contain it; the common miss costs nothing
-            return None
         lettered: list[tuple[int, int, BoxReading]] = []
         for box in context.boxes():
             if not box.closed:
@@ -334,8 +332,6 @@ class BoxedOptionText:
     match: Literal["normalised", "contains"] = "normalised"
 
     def __call__(self, context: Context) -> Extraction | None:
-        if "box" not in context.text:
-            return None
         boxes = [b for b in context.boxes() if b.closed]
         readings = [(b, read_box(b.content)) for b in boxes]
         readings = [(b, r) for b, r in readings if r.kind != "empty"]
