@@ -794,3 +794,54 @@ class StandaloneLetter:
 
 
 _STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])")
+
+
+def _tags(value: str | Sequence[str]) -> tuple[str, ...]:
+    tags = (value,) if isinstance(value, str) else tuple(value)
+    if not tags or not all(
+        isinstance(t, str) and re.fullmatch(r"[A-Za-z_][\w\-]*", t) for t in tags
+    ):
+        raise ValueError("tags must be XML-style names such as answer or final_answer")
+    return tuple(t.lower() for t in tags)
+
+
+@register_step_kind("tagged_answer")
+@attrs.frozen(kw_only=True)
+class TaggedAnswer:
+    """The content of the last ``<answer>...</answer>``-style tag pair: a letter or option text.
+
+    ``tags`` are the element names to read (``answer``, ``solution``, ``choice``); the content is
+    read as an answer payload, so ``<answer>(B)</answer>``, ``<choice>option text</choice>`` and
+    ``<answer>A or B</answer>`` (ambiguous) are all understood.
+    """
+
+    tags: tuple[str, ...] = attrs.field(default=("answer",), converter=_tags)
+
+    def __call__(self, context: Context) -> Extraction | None:
+        if "</" not in context.text:
+            return None
+        lowered = context.lowered()
+        if len(lowered) != len(context.text):
+            return None
+        best: tuple[int, int, int] | None = None
+        for tag in self.tags:
+            close = lowered.rfind(f"</{tag}>")
+            if close == -1:
+                continue
+            open_at = lowered.rfind(f"<{tag}>", 0, close)
+            if open_at == -1:
+                continue
+            if best is None or open_at > best[0]:
+                best = (open_at, open_at + len(tag) + 2, close)
+        if best is None:
+            return None
+        position, start, end = best
+        content = context.text[start:end]
+        if len(content) > 2000:
+            return None
+        return _from_payload(
+            read_payload(content, context.options, last_letter=False),
+            position=position,
+            clean=True,
+            detail="a tagged answer",
+        )
