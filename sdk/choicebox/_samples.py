@@ -298,6 +298,22 @@ class Template:
 def _options_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Mapping[str, str]:
     items = list(value.items()) if isinstance(value, Mapping) else list(value)
     seen: dict[str, str] = {}
+    for letter, text in (i for i in items if type(i) is tuple and len(i) == 2):
+        # The common, valid case in one pass; anything odd falls through to the checks below.
+        if not (
+            type(letter) is str
+            and len(letter) == 1
+            and letter.isalpha()
+            and letter not in seen
+            and type(text) is str
+            and text.strip()
+        ):
+            seen.clear()
+            break
+        seen[letter] = text
+    if len(seen) == len(items):
+        return types.MappingProxyType(seen)
+    seen = {}
     for i, item in enumerate(items):
         if not (isinstance(item, tuple) and len(item) == 2):
             raise SampleError(f"options[{i}]", "expected a (letter, text) pair")
