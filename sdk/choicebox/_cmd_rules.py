@@ -15,7 +15,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._errors import RuleFileError
+import yaml
+
+from ._errors import ChoiceboxError
 from ._modes import GradingMode, ModeRegistry, default_registry
 from .testing import ExampleResult, run_mode_examples
 
@@ -53,6 +55,11 @@ def register(commands: Any) -> None:
     test.set_defaults(handler=_test)
 
 
+# What loading a rule directory may raise on bad input: a located RuleFileError, an unreadable
+# file, or (defensively) a YAML error the loader did not wrap.
+_LOAD_ERRORS = (ChoiceboxError, OSError, UnicodeDecodeError, yaml.YAMLError)
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
     return 2
@@ -66,7 +73,7 @@ def _load_error(exc: Exception) -> int:
 def _list(args: argparse.Namespace) -> int:
     try:
         registry = default_registry(tuple(args.rules_dir))
-    except (RuleFileError, OSError, UnicodeDecodeError) as exc:
+    except _LOAD_ERRORS as exc:
         return _load_error(exc)
     modes = list(registry)
     if args.json:
@@ -101,7 +108,7 @@ def _load_directory(directory: str) -> tuple[ModeRegistry, list[GradingMode]]:
 def _check(args: argparse.Namespace) -> int:
     try:
         _, added = _load_directory(args.directory)
-    except (RuleFileError, OSError, UnicodeDecodeError) as exc:
+    except _LOAD_ERRORS as exc:
         return _load_error(exc)
     names = ", ".join(mode.id for mode in added) or "(none)"
     print(f"ok: {len(added)} mode(s) in {args.directory}: {names}")
@@ -124,7 +131,7 @@ def _test(args: argparse.Namespace) -> int:
     else:
         try:
             registry, modes = _load_directory(args.directory)
-        except (RuleFileError, OSError, UnicodeDecodeError) as exc:
+        except _LOAD_ERRORS as exc:
             return _load_error(exc)
     results: list[ExampleResult] = []
     for mode in sorted(modes, key=lambda m: m.id):

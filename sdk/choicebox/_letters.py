@@ -70,9 +70,19 @@ def normalise_option_text(text: str, *, punctuation: bool = False, numeric: bool
 # --- ambiguity -----------------------------------------------------------------------------------
 
 _STANDALONE_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])(?![A-Za-z0-9])")
+# Brackets and markdown may wrap each listed letter: "(A) or (B)", "$A$/$B$", "A) B) C)". An
+# opening bracket alone does not separate: "B (C is wrong)" names B.
 _SEPARATOR_RE: Final = re.compile(
-    r"\s*(?:[/|&,;]|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*(?:\b(?:or|and)\b\s*)?|\s+", re.IGNORECASE
+    r"(?P<close>[)\]$*]*)\s*"
+    r"(?P<sep>(?:[/|&,;]|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*(?:\b(?:or|and)\b\s*)?)?"
+    r"(?P<open>[(\[$*]*)",
+    re.IGNORECASE,
 )
+
+
+def _separates(text: str, start: int, end: int) -> bool:
+    match = _SEPARATOR_RE.fullmatch(text, start, end)
+    return match is not None and (not match["open"] or bool(match["close"] or match["sep"]))
 
 
 def ambiguous_letters(payload: str, allowed: Collection[str]) -> tuple[str, ...]:
@@ -88,7 +98,7 @@ def ambiguous_letters(payload: str, allowed: Collection[str]) -> tuple[str, ...]
     ]
     listed: list[str] = []
     for (_, end, a), (start, _, b) in itertools.pairwise(hits):
-        if a != b and _SEPARATOR_RE.fullmatch(payload, end, start):
+        if a != b and _separates(payload, end, start):
             for letter in (a, b):
                 if letter not in listed:
                     listed.append(letter)
@@ -162,10 +172,12 @@ def read_payload(
     that is exactly one option's text; ``last_letter`` falls back to the last standalone capital
     letter; ``lowercase`` accepts ``b`` for ``B``.
     """
-    text = _unwrap(localise_letters(payload))
+    localised = localise_letters(payload)
+    text = _unwrap(localised)
     if not text:
         return _NONE
-    listed = ambiguous_letters(text, options)
+    # Checked before unwrapping too: "(A) or (B)" unwraps to "A) or (B".
+    listed = ambiguous_letters(text, options) or ambiguous_letters(localised, options)
     if listed:
         return Payload("ambiguous", letters=listed, how="several letters listed")
     candidate: str | None = None

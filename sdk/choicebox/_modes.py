@@ -18,7 +18,7 @@ import yaml
 
 from ._errors import RuleFileError, UnknownModeError
 from ._resources import builtin_rule_files
-from ._steps import Step, step_kinds
+from ._steps import ParameterError, Step, step_kinds
 from ._wire import converter
 
 __all__ = [
@@ -111,6 +111,10 @@ class _Located:
         )
 
     def value(self, node: yaml.Node) -> Any:
+        if node.tag not in _PLAIN_TAGS:
+            # The safe loader already refuses to build Python objects; a tag it would ignore on a
+            # collection is refused here too, so a rule file is plainly data or an error.
+            raise self.error(f"YAML tag {node.tag!r} is not allowed in a rule file", node)
         if isinstance(node, yaml.MappingNode):
             out: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -124,11 +128,18 @@ class _Located:
         if isinstance(node, yaml.SequenceNode):
             return [self.value(item) for item in node.value]
         if isinstance(node, yaml.ScalarNode):
-            return _SCALARS.construct_object(node, deep=True)
+            try:
+                return _SCALARS.construct_object(node, deep=True)
+            except yaml.YAMLError as exc:
+                raise self.error(f"invalid value: {exc}", node) from None
         raise self.error("unsupported YAML node", node)  # pragma: no cover - aliases resolve
 
 
 _SCALARS: Final = yaml.SafeLoader("")
+_PLAIN_TAGS: Final = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp")
+)
 
 
 def _mapping_items(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
@@ -180,7 +191,16 @@ def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: y
             )
     try:
         step: Step = converter().structure(dict(params), cls)
+    except ParameterError as exc:
+        where = items[exc.name][1] if exc.name in items else node
+        raise located.error(f"bad parameter {exc.name!r} for step kind {kind!r}: {exc}", where) from None
     except cattrs.BaseValidationError as exc:
+        leaf = _parameter_error(exc)
+        if leaf is not None:
+            where = items[leaf.name][1] if leaf.name in items else node
+            raise located.error(
+                f"bad parameter {leaf.name!r} for step kind {kind!r}: {leaf}", where
+            ) from None
         messages = cattrs.transform_error(exc, path="params")
         first = messages[0] if messages else str(exc)
         key: str | None = None
@@ -191,6 +211,17 @@ def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: y
     except (ValueError, TypeError) as exc:
         raise located.error(f"bad parameter for step kind {kind!r}: {exc}", node) from None
     return step
+
+
+def _parameter_error(exc: BaseException) -> ParameterError | None:
+    """The first ``ParameterError`` inside a cattrs exception group, if any."""
+    if isinstance(exc, ParameterError):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _parameter_error(inner)
+        if found is not None:
+            return found
+    return exc.__cause__ if isinstance(exc.__cause__, ParameterError) else None
 
 
 def _parse_chain(located: _Located, node: yaml.Node, field: str) -> list[ChainEntry]:
@@ -319,6 +350,8 @@ def parse_mode(
     parent: GradingMode | None = None
     extends = raw.get("extends")
     if extends is not None:
+        if not isinstance(extends, str):
+            raise located.error("extends must name one mode", items["extends"][1])
         if parents is None or extends not in parents:
             known = ", ".join(sorted(parents or ()))
             raise located.error(
@@ -466,10 +499,11 @@ class ModeRegistry:
 
     def _register(self, mode: GradingMode, *, overrides: bool, builtin: bool) -> None:
         existing = self._modes.get(mode.id)
-        if existing is not None and (builtin or existing.id not in self._builtin or not overrides):
+        replaces_builtin = existing is not None and existing.source.startswith("<builtin>")
+        if existing is not None and (builtin or not replaces_builtin or not overrides):
             why = (
                 "set 'overrides: true' in the file to replace the built-in mode"
-                if existing.id in self._builtin and not builtin
+                if replaces_builtin and not builtin
                 else "mode ids must be unique"
             )
             raise RuleFileError(

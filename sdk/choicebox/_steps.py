@@ -61,6 +61,7 @@ class Context:
         "_boxes",
         "_lowered",
         "_present",
+        "_readings",
         "answer_prefix",
         "options",
         "regex_timeout",
@@ -81,6 +82,7 @@ class Context:
         # A sample's own closing phrase ("Die Antwort ist"), from template_metadata.answer_prefix.
         self.answer_prefix = answer_prefix
         self._boxes: list[Box] | None = None
+        self._readings: list[tuple[Box, BoxReading]] | None = None
         self._lowered: str | None = None
         self._present: dict[str, bool] = {}
 
@@ -96,6 +98,16 @@ class Context:
         if present is None:
             present = self._present[word] = word in self.lowered()
         return present
+
+    def box_readings(self) -> list[tuple[Box, BoxReading]]:
+        """The closed, non-empty boxes with what each says, in text order, computed once."""
+        if self._readings is None:
+            self._readings = [
+                (box, reading)
+                for box in self.boxes()
+                if box.closed and (reading := read_box(box.content)).kind != "empty"
+            ]
+        return self._readings
 
     def boxes(self) -> list[Box]:
         """Every ``\\boxed{}``/``\\fbox{}`` of the text, scanned once however many steps ask."""
@@ -135,6 +147,15 @@ _KINDS: dict[str, type[Any]] = {}
 
 class StepKindError(ChoiceboxError, ValueError):
     """A step kind cannot be registered."""
+
+
+class ParameterError(ChoiceboxError, ValueError):
+    """A step parameter is invalid; ``name`` is the parameter, so a rule file error can point
+    at it. Step kinds raise it from their validators."""
+
+    def __init__(self, name: str, message: str) -> None:
+        self.name = name
+        super().__init__(message)
 
 
 def register_step_kind(name: str, *, replace: bool = False) -> Callable[[StepT], StepT]:
@@ -208,10 +229,42 @@ def _from_payload(
 
 # Between two boxed letters, text made only of these says "one or the other": a hedge.
 _HEDGE_RE: Final = re.compile(
-    r"(?:[\s$,;/|&.:+\-()\[\]\\]|\b(?:or|and|either|maybe|perhaps|possibly|vs|versus|also|"
-    r"could|might|be|both|nor|neither|then|so|the|answer|is|are)\b)*",
+    r"(?:[\s$,;/|&.:+\-()\[\]\\]|\b(?:or|and|either|maybe|perhaps|possibly|probably|likely|"
+    r"vs|versus|also|could|might|may|be|both|nor|neither|then|so|the|answer|is|are|it|its|"
+    r"else|unless|if|otherwise|not|rather|than|alternatively|one|of|these|those)\b)*",
     re.IGNORECASE,
 )
+
+
+def _box_hedge(context: Context, chosen_start: int, letter: str) -> tuple[str, ...]:
+    """What the boxes joined to the chosen one by hedge words say, when it differs from it.
+
+    ``\\boxed{A} or \\boxed{B}`` and ``\\boxed{A} or \\boxed{optB}`` are hedges whichever box a
+    step reads; a box joined by real prose ("but on reflection the answer is") is a revision.
+    """
+    boxes = context.box_readings()
+    index = next((i for i, (box, _) in enumerate(boxes) if box.start == chosen_start), None)
+    if index is None:
+        return ()
+    said = [letter]
+    for step in (-1, 1):
+        current = index
+        while 0 <= current + step < len(boxes):
+            near = current + step
+            left, right = (near, current) if step == -1 else (current, near)
+            if _HEDGE_RE.fullmatch(context.text, boxes[left][0].end, boxes[right][0].start) is None:
+                break
+            reading = boxes[near][1]
+            other = _letter_of(reading)
+            if reading.kind == "letters":
+                said.extend(reading.letters)
+            elif other is not None:
+                said.append(other.upper())
+            else:
+                said.append(match_option_text(reading.raw, context.options) or reading.raw)
+            current = near
+    distinct = tuple(dict.fromkeys(said))
+    return distinct if len(distinct) > 1 else ()
 
 
 def _letter_of(reading: BoxReading) -> str | None:
@@ -241,12 +294,8 @@ class BoxedLetter:
     lowercase: bool = True
 
     def __call__(self, context: Context) -> Extraction | None:
-        text = context.text
         lettered: list[tuple[int, int, BoxReading]] = []
-        for box in context.boxes():
-            if not box.closed:
-                continue
-            reading = read_box(box.content)
+        for box, reading in context.box_readings():
             if reading.kind in ("letters", "letter") or (
                 reading.kind == "labelled"
                 and self.labels
@@ -275,7 +324,7 @@ class BoxedLetter:
                 final=False,
             )
         letter = letter.upper()
-        hedge = self._hedged(text, lettered, index, letter)
+        hedge = _box_hedge(context, start, letter)
         if hedge:
             return Extraction(
                 None,
@@ -290,32 +339,6 @@ class BoxedLetter:
             clean=len(lettered) == 1 and reading.kind == "letter",
             detail="boxed letter",
         )
-
-    def _hedged(
-        self,
-        text: str,
-        lettered: Sequence[tuple[int, int, BoxReading]],
-        index: int,
-        letter: str,
-    ) -> tuple[str, ...]:
-        """Letters of the neighbouring boxes that differ from ``letter`` and hedge against it."""
-        chosen = index % len(lettered)
-        letters = [letter]
-        step = -1 if self.which == "last" else 1
-        current = chosen
-        while 0 <= current + step < len(lettered):
-            near = current + step
-            left, right = (near, current) if step == -1 else (current, near)
-            between_start, between_end = lettered[left][1], lettered[right][0]
-            if _HEDGE_RE.fullmatch(text, between_start, between_end) is None:
-                break
-            other = _letter_of(lettered[near][2])
-            if other is None:
-                break
-            letters.append(other.upper())
-            current = near
-        distinct = tuple(dict.fromkeys(letters))
-        return distinct if len(distinct) > 1 else ()
 
 
 @register_step_kind("boxed_option_text")
@@ -332,15 +355,21 @@ class BoxedOptionText:
     match: Literal["normalised", "contains"] = "normalised"
 
     def __call__(self, context: Context) -> Extraction | None:
-        boxes = [b for b in context.boxes() if b.closed]
-        readings = [(b, read_box(b.content)) for b in boxes]
-        readings = [(b, r) for b, r in readings if r.kind != "empty"]
+        readings = context.box_readings()
         if not readings:
             return None
         box, reading = readings[-1] if self.which == "last" else readings[0]
         raw = reading.raw
         exact = match_option_text(raw, context.options)
         if exact is not None:
+            hedge = _box_hedge(context, box.start, exact)
+            if hedge:
+                return Extraction(
+                    None,
+                    failure="ambiguous",
+                    detail=f"hedged boxes: {', '.join(hedge)}",
+                    position=box.start,
+                )
             return Extraction(exact, position=box.start, detail="option text in a box")
         if self.match != "contains":
             return None
@@ -377,18 +406,20 @@ def _as_patterns(value: str | Sequence[str]) -> tuple[str, ...]:
 
 def _check_patterns(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
     if not value:
-        raise ValueError("needs at least one pattern")
+        raise ParameterError("pattern", "needs at least one pattern")
     flags = flags_from_names(instance.flags)
     for source in value:
         compiled = compile_pattern(source, flags)
         if compiled.error is not None:
-            raise ValueError(compiled.error)
+            raise ParameterError("pattern", compiled.error)
 
 
 def _check_flags(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
     unknown = [f for f in value if f not in FLAG_NAMES]
     if unknown:
-        raise ValueError(f"unknown flags {unknown}; known flags: {', '.join(FLAG_NAMES)}")
+        raise ParameterError(
+            "flags", f"unknown flags {unknown}; known flags: {', '.join(FLAG_NAMES)}"
+        )
 
 
 _LETTER_CAPTURE_RE: Final = re.compile(r"^[\s(\[*$]*([A-Za-z])[\s)\]*$.]*$")
@@ -522,7 +553,7 @@ def _run_pattern(
 def _labels(value: str | Sequence[str]) -> tuple[str, ...]:
     labels = (value,) if isinstance(value, str) else tuple(value)
     if not labels or not all(isinstance(x, str) and x.strip() for x in labels):
-        raise ValueError("labels must be non-empty strings")
+        raise ParameterError("labels", "labels must be non-empty strings")
     return labels
 
 
@@ -730,6 +761,24 @@ def _scoped(text: str, scope: Scope) -> tuple[str, int]:
     return stripped[cut + 1 :].strip(), cut + 1
 
 
+def _line_before(text: str, position: int) -> str:
+    """The last non-blank line that ends before ``position``, stripped."""
+    before = text[max(0, position - 4096) : position].rstrip()
+    return before[before.rfind("\n") + 1 :].strip()
+
+
+def _listed(letter: str, other: str | None, position: int) -> Extraction | None:
+    """A one-per-line list (``A`` / ``B`` / ``C``, or option texts) is no single answer."""
+    if other is None or other == letter:
+        return None
+    return Extraction(
+        None,
+        failure="ambiguous",
+        detail=f"the last lines list several choices: {other}, {letter}",
+        position=position,
+    )
+
+
 _LISTING_RE: Final = re.compile(r"^\(?[A-Za-z][):.]\s+\S")
 
 
@@ -755,6 +804,16 @@ class OptionTextStep:
         )
         if letter is None:
             return None
+        if self.scope == "last_line":
+            previous = match_option_text(
+                _line_before(context.text, position),
+                context.options,
+                punctuation=self.punctuation,
+                numeric=self.numeric,
+            )
+            listed = _listed(letter, previous, position)
+            if listed is not None:
+                return listed
         return Extraction(letter, position=position, detail="the output is an option's text")
 
 
@@ -781,6 +840,20 @@ class StandaloneLetter:
                     )
             return None
         line, position = _scoped(context.text, self.scope)
+        payload = self._lone(line, context)
+        if payload is None:
+            return None
+        if payload.kind == "letter" and payload.letter is not None and self.scope == "last_line":
+            previous = self._lone(_line_before(context.text, position), context)
+            listed = _listed(
+                payload.letter, previous.letter if previous is not None else None, position
+            )
+            if listed is not None:
+                return listed
+        return _from_payload(payload, position=position, clean=False, detail="a lone letter")
+
+    def _lone(self, line: str, context: Context) -> Payload | None:
+        """The payload of a line that is a lone letter (or a letter list), else ``None``."""
         if not line or len(line) > 24 or _LISTING_RE.match(line):
             return None
         payload = read_payload(
@@ -789,7 +862,7 @@ class StandaloneLetter:
         if payload.kind == "ambiguous" or (
             payload.kind == "letter" and len(line.strip("*_`$()[]{}.:!\\ \t")) == 1
         ):
-            return _from_payload(payload, position=position, clean=False, detail="a lone letter")
+            return payload
         return None
 
 
@@ -801,7 +874,7 @@ def _tags(value: str | Sequence[str]) -> tuple[str, ...]:
     if not tags or not all(
         isinstance(t, str) and re.fullmatch(r"[A-Za-z_][\w\-]*", t) for t in tags
     ):
-        raise ValueError("tags must be XML-style names such as answer or final_answer")
+        raise ParameterError("tags", "tags must be XML-style names such as answer or final_answer")
     return tuple(t.lower() for t in tags)
 
 

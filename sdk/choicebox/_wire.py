@@ -88,7 +88,20 @@ def converter() -> OrjsonConverter:
     conv.register_structure_hook(float, _strict(float, int))
     conv.register_structure_hook(bool, _strict(bool))
     conv.register_structure_hook_factory(_is_list, _strict_list)
+    conv.register_structure_hook_func(lambda t: t == tuple[str, ...], _one_or_many_strings)
     return conv
+
+
+def _one_or_many_strings(value: Any, _: Any) -> tuple[str, ...]:
+    """Rule-file parameters such as ``pattern`` or ``labels``: one string or a list of them.
+
+    Without this hook a lone string would be split into a tuple of its characters.
+    """
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise TypeError(f"expected a string or a list of strings, got {type(value).__name__}")
 
 
 def _problems(exc: Exception, path: str = "$") -> list[str]:
