@@ -256,3 +256,9 @@ def test_numeric_match_finds_the_last_whole_number(value: int, text: str) -> Non
     # Never a prefix of the number: a number with a digit dropped is not a match.
     if abs(value) >= 10:
         assert numeric_match(_in(response, str(value)[:-1]))["correct"] is False
+
+
+def test_multichoice_regex_does_not_read_an_article_as_a_letter() -> None:
+    """The default pattern is caseless on its label only: "a combination" is no answer A."""
+    score = multichoice_regex(ScorerInput(response="Answer: a combination of B and C", target="A"))
+    assert score == Score(correct=False, extracted=None)

@@ -27,6 +27,7 @@ from ._metrics import (
     pass_at_k,
 )
 from ._modes import ChainEntry, GradingMode, ModeExample, ModeRegistry, default_registry
+from ._report import ReportError, render_report, write_report
 from ._rollout import ModelOutput, Rollout, response_text
 from ._samples import (
     DEFAULT_GRADING_MODE,
@@ -37,7 +38,24 @@ from ._samples import (
     Style,
     Template,
 )
-from ._steps import Context, Extraction, FailureKind, Step, register_step_kind, step_kinds
+from ._scoring import (
+    Score,
+    ScorerInput,
+    answer_line,
+    exact_match,
+    fuzzy_match,
+    multichoice_regex,
+    numeric_match,
+)
+from ._steps import (
+    Context,
+    Extraction,
+    FailureKind,
+    ParameterError,
+    Step,
+    register_step_kind,
+    step_kinds,
+)
 from ._templates import PromptTemplate, templates
 
 try:
@@ -67,10 +85,14 @@ __all__ = [
     "MultipleChoiceCompletionSample",
     "MultipleChoiceQuestionAnswerSample",
     "MultipleChoiceSample",
+    "ParameterError",
     "PromptTemplate",
+    "ReportError",
     "Rollout",
     "RuleFileError",
     "SampleError",
+    "Score",
+    "ScorerInput",
     "Step",
     "Style",
     "Template",
@@ -80,19 +102,26 @@ __all__ = [
     "WireFormatError",
     "__version__",
     "aggregate_metrics",
+    "answer_line",
     "bootstrap_ci",
     "category_breakdown",
     "default_registry",
     "dumps",
+    "exact_match",
     "failure_analysis",
+    "fuzzy_match",
     "grade",
     "grade_many",
     "grade_text",
     "iter_jsonl",
     "loads",
+    "multichoice_regex",
+    "numeric_match",
     "pass_at_k",
     "register_step_kind",
+    "render_report",
     "response_text",
     "step_kinds",
     "templates",
+    "write_report",
 ]

@@ -177,7 +177,13 @@ def _default_letter_pattern(letters: str) -> str:
     letter_class = "".join(re.escape(c) for c in dict.fromkeys(letters))
     # The lookahead is the fix for the released pattern: "Answer: Because" must not read as B,
     # so the letter may not run on into a word or a number.
-    return rf"(?i)Answer\s*:\s*\(?([{letter_class}])\)?(?![A-Za-z0-9])"
+    # A lowercase letter counts only when it is not the start of a phrase: "answer: b" reads B,
+    # "Answer: a combination of B and C" does not read the article.
+    lower_class = "".join(re.escape(c.lower()) for c in dict.fromkeys(letters))
+    return (
+        rf"(?i:Answer)\s*:\s*\(?([{letter_class}]|[{lower_class}](?![ \t]+[a-z]))\)?"
+        r"(?![A-Za-z0-9])"
+    )
 
 
 def multichoice_regex(
