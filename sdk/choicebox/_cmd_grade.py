@@ -1,13 +1,277 @@
-"""``choicebox grade``."""
+"""``choicebox grade``: grade a JSONL file of rollouts, streaming, and write metrics beside it."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import importlib.util
+import os
+import shutil
+import sys
+import time
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from ._errors import RuleFileError, UnknownModeError
+
+if TYPE_CHECKING:  # the engine imports numpy and the grading stack: only `grade` pays for it
+    from ._batch import BatchResult, Progress
 
 __all__ = ["register"]
 
+# Seconds between plain progress lines when stderr is not a terminal (tests lower it).
+PLAIN_INTERVAL: float = 5.0
+_WORST_CATEGORIES: Final = 3
+_TOP_FAILURES: Final = 5
+
 
 def register(commands: Any) -> None:
-    parser: argparse.ArgumentParser = commands.add_parser("grade", help="(not yet available)")
-    parser.set_defaults(handler=lambda args: 2)
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "grade",
+        help="grade a JSONL file of rollouts",
+        description=(
+            "Grade every row of INPUT (NeMo Gym mcqa rows with a `response`) into OUTPUT, one "
+            "output row per input row and in input order, and write "
+            "<OUTPUT stem>_aggregate_metrics.json and <OUTPUT stem>_failure_analysis.json "
+            "beside it. Rows that cannot be graded become error rows; the exit status is then 1."
+        ),
+    )
+    parser.add_argument("input", metavar="INPUT.jsonl", help="rollouts to grade")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUTPUT.jsonl",
+        help="where to write graded rows (default: <INPUT stem>_graded.jsonl beside the input)",
+    )
+    parser.add_argument("--mode", metavar="M", help="grading mode for every row (default: per row)")
+    parser.add_argument(
+        "--rules-dir",
+        metavar="D",
+        action="append",
+        default=[],
+        help="a directory of extra rule files (repeatable)",
+    )
+    parser.add_argument(
+        "--workers",
+        metavar="N",
+        type=_positive_int,
+        default=None,
+        help="grading processes (default: the number of CPUs; 1 grades in this process)",
+    )
+    parser.add_argument(
+        "--by",
+        metavar="FIELD",
+        action="append",
+        default=[],
+        help="report accuracy per value of this dotted field, e.g. metadata.category (repeatable)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run from OUTPUT.partial",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    parser.add_argument("--report", metavar="R.html", help="also write an HTML report")
+    parser.set_defaults(handler=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from ._batch import BatchError, default_output, grade_file
+
+    err = sys.stderr
+    progress: Progress | None = None
+    if not args.quiet:
+        progress = _BarProgress(err) if err.isatty() else _PlainProgress(err)
+    output = args.output or default_output(args.input)
+    try:
+        result = grade_file(
+            args.input,
+            output,
+            mode=args.mode,
+            rules_dirs=args.rules_dir,
+            workers=args.workers,
+            by=args.by,
+            resume=args.resume,
+            progress=progress,
+        )
+    except (BatchError, UnknownModeError, RuleFileError, OSError) as exc:
+        print(f"choicebox grade: {exc}", file=err)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"\nchoicebox grade: interrupted; the rows graded so far are in {output}.partial: "
+            "run again with --resume to continue",
+            file=err,
+        )
+        return 130
+    _print_summary(result, err)
+    if args.report:
+        status = _write_report(result, args.report, err)
+        if status:
+            return status
+    return 1 if result.errors else 0
+
+
+def _write_report(result: BatchResult, path: str, err: IO[str]) -> int:
+    if importlib.util.find_spec("choicebox._report") is None:
+        print("choicebox grade: --report needs choicebox._report, not installed", file=err)
+        return 2
+    from ._report import write_report
+
+    document = dict(result.aggregate)
+    document["failure_analysis"] = result.failure_analysis
+    try:
+        write_report(document, path)
+    except (OSError, ValueError) as exc:
+        print(f"choicebox grade: cannot write the report: {exc}", file=err)
+        return 2
+    print(f"report: {path}", file=err)
+    return 0
+
+
+# --- progress -----------------------------------------------------------------------------------
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class _PlainProgress:
+    """One line every ``PLAIN_INTERVAL`` seconds (for logs), and one at the end."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._total = 0
+        self._bytes = 0
+        self._rows = 0
+        self._start_bytes = 0
+        self._start_rows = 0
+        self._began = self._last = time.monotonic()
+
+    def start(self, total_bytes: int, done_bytes: int, done_rows: int) -> None:
+        self._total, self._bytes, self._rows = total_bytes, done_bytes, done_rows
+        self._start_bytes, self._start_rows = done_bytes, done_rows
+        self._began = self._last = time.monotonic()
+        if done_rows:
+            self._line("resumed")
+
+    def update(self, rows: int, nbytes: int) -> None:
+        self._rows += rows
+        self._bytes += nbytes
+        now = time.monotonic()
+        if now - self._last >= PLAIN_INTERVAL:
+            self._last = now
+            self._line("grading")
+
+    def close(self) -> None:
+        self._line("done" if self._bytes >= self._total else "stopped")
+
+    def _line(self, state: str) -> None:
+        elapsed = time.monotonic() - self._began
+        new_rows = self._rows - self._start_rows
+        rate = new_rows / elapsed if elapsed > 0 else 0.0
+        share = self._bytes / self._total if self._total else 1.0
+        text = f"choicebox grade: {state} {self._rows:,} rows ({share:.0%}), {rate:,.0f} rows/s"
+        byte_rate = (self._bytes - self._start_bytes) / elapsed if elapsed > 0 else 0.0
+        if state == "grading" and byte_rate > 0:
+            text += f", ETA {_clock((self._total - self._bytes) / byte_rate)}"
+        print(text, file=self._stream, flush=True)
+
+
+class _BarProgress:
+    """A tqdm bar driven by bytes (for the ETA) that shows rows and rows/s."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._bar: Any = None
+        self._rows = 0
+        self._start_rows = 0
+        self._began = time.monotonic()
+
+    def start(self, total_bytes: int, done_bytes: int, done_rows: int) -> None:
+        from tqdm import tqdm
+
+        self._rows = self._start_rows = done_rows
+        self._began = time.monotonic()
+        size = shutil.get_terminal_size((100, 24))
+        self._bar = tqdm(
+            total=total_bytes,
+            initial=done_bytes,
+            file=self._stream,
+            unit="B",
+            unit_scale=True,
+            desc="grading",
+            # tqdm prefixes the postfix with ", ": "12.3M/40.0MB, 2,345 rows, 1,234 rows/s".
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{postfix} [{elapsed}<{remaining}]",
+            # A terminal that reports a size of 0x0 (some ptys) would hide the bar entirely.
+            ncols=size.columns,
+            nrows=size.lines,
+        )
+        self._bar.set_postfix_str(f"{done_rows:,} rows", refresh=False)
+
+    def update(self, rows: int, nbytes: int) -> None:
+        self._rows += rows
+        elapsed = time.monotonic() - self._began
+        rate = (self._rows - self._start_rows) / elapsed if elapsed > 0 else 0.0
+        self._bar.set_postfix_str(f"{self._rows:,} rows, {rate:,.0f} rows/s", refresh=False)
+        self._bar.update(nbytes)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+# --- summary --------------------------------------------------------------------------------------
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _print_summary(result: BatchResult, err: IO[str]) -> None:
+    aggregate = result.aggregate
+    summary: Mapping[str, Any] = aggregate["summary"]
+    lines = [
+        f"graded {_count(result.rows, 'row')} into {result.output} "
+        f"({_count(result.errors, 'error')})"
+    ]
+    if result.resumed_rows:
+        lines[0] += f"; {result.resumed_rows:,} of them from the earlier run"
+    ci = aggregate.get("accuracy_ci")
+    if ci:
+        lines.append(
+            f"accuracy {_percent(ci['value'])} "
+            f"(95% CI {_percent(ci['ci_lower'])} to {_percent(ci['ci_upper'])}); "
+            f"no answer {_percent(summary.get('no_answer_rate'))}"
+        )
+    for field, stats in aggregate.get("categories", {}).items():
+        worst = sorted(stats, key=lambda s: (s["mean_reward"], s["category"]))
+        shown = ", ".join(
+            f"{s['category']} {_percent(s['mean_reward'])} (n={s['n_samples']:,})"
+            for s in worst[:_WORST_CATEGORIES]
+        )
+        lines.append(f"worst {field}: {shown}" if shown else f"worst {field}: none")
+    kinds = result.failure_analysis.get("categories", {})
+    if kinds:
+        shown = ", ".join(
+            f"{name} {entry['count']:,}" for name, entry in list(kinds.items())[:_TOP_FAILURES]
+        )
+        lines.append(f"failures: {shown}")
+    lines.append(f"metrics: {result.aggregate_path}, {result.failures_path}")
+    if result.errors:
+        lines.append(f'error rows carry an "error" field: grep \'"error"\' {result.output}')
+    err.write("".join(line + os.linesep for line in lines))
