@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from choicebox import _cmd_grade
@@ -613,3 +614,26 @@ def test_chunks_are_copied_in_user_space_where_sendfile_fails(
     monkeypatch.setattr(_batch.os, "sendfile", refuse)
     grade_file(source, two, workers=2, chunk_bytes=50_000)
     assert one.read_bytes() == two.read_bytes()
+
+
+def test_appending_the_verdict_to_the_input_bytes_equals_re_encoding_the_row() -> None:
+    """The fast path (input bytes + verdict fields) writes what ``grade_row`` returns."""
+    from choicebox._batch import Grader
+
+    grader = Grader()
+    lines = [
+        (n, raw)
+        for n, raw in enumerate(
+            (FIXTURES / "rollouts_mixed.jsonl").read_bytes().splitlines(), start=1
+        )
+        if raw.strip()
+    ]
+    data, records = grader.grade_lines(lines)
+    written = data.splitlines()
+    assert len(written) == len(lines) == len(records)
+    spliced = 0
+    for (n, raw), out in zip(lines, written, strict=True):
+        assert orjson.loads(out) == grader.grade_row(n, raw)
+        if out.startswith(raw.rstrip()[:-1]):
+            spliced += 1
+    assert spliced > 0  # the fast path really ran

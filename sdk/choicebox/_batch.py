@@ -278,33 +278,41 @@ class Grader:
 
     def grade_row(self, line: int, raw: bytes) -> dict[str, Any]:
         """The output row for one input line: graded, or an error row naming the line."""
+        row, verdict, error = self._grade(line, raw)
+        if error is not None:
+            return error
+        assert row is not None
+        assert verdict is not None
+        return _output_row(row, verdict)
+
+    def _grade(
+        self, line: int, raw: bytes
+    ) -> tuple[dict[str, Any] | None, Verdict | None, dict[str, Any] | None]:
+        """(row, verdict, None) for a graded line, or (None, None, error row)."""
         try:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
-            return {"error": f"line {line}: invalid JSON: {exc}", "line": line, "raw": text}
+            error = {"error": f"line {line}: invalid JSON: {exc}", "line": line, "raw": text}
+            return None, None, error
         if not isinstance(row, dict):
-            return _error_row(line, f"expected a JSON object, got {type(row).__name__} @ $", None)
+            problem = f"expected a JSON object, got {type(row).__name__} @ $"
+            return None, None, _error_row(line, problem, None)
         uuid = row.get("uuid")
-        from_prompt = "options" not in row
         try:
             verdict = self._lean(row) if self._lean_path else None
             if verdict is None:
                 verdict = self._full(row)
         except _NoResponse:
-            return _error_row(line, "no response to grade @ $.response", uuid)
+            return None, None, _error_row(line, "no response to grade @ $.response", uuid)
         except WireFormatError as exc:
-            return _error_row(line, "; ".join(exc.problems), uuid)
+            return None, None, _error_row(line, "; ".join(exc.problems), uuid)
         except UnknownModeError as exc:
-            return _error_row(line, f"{exc} @ $.grading_mode", uuid)
+            return None, None, _error_row(line, f"{exc} @ $.grading_mode", uuid)
         except Exception as exc:  # a bug must not sink a million-row run; the row says what
-            return _error_row(line, f"internal error: {type(exc).__name__}: {exc}", uuid)
-        out = verdict.to_wire(row)
-        if from_prompt:
-            out["options_source"] = "prompt"
-        else:
-            out.pop("options_source", None)
-        return out
+            problem = f"internal error: {type(exc).__name__}: {exc}"
+            return None, None, _error_row(line, problem, uuid)
+        return row, verdict, None
 
     def _full(self, row: dict[str, Any]) -> Verdict:
         """Decode the row into a sample (every problem reported) and grade it."""
@@ -333,16 +341,20 @@ class Grader:
         response = row.get("response")
         if response is None:
             return None
-        question = row.get("question")
-        if question is None:
-            question = question_from_prompt(row.get("responses_create_params"))
-        if type(question) is not str or not question.strip():
-            return None
         params = row.get("responses_create_params")
         if params is not None and type(params) is not dict:
             return None
+        question = row.get("question")
+        if question is not None and (type(question) is not str or not question.strip()):
+            return None
         raw_options = row.get("options", _ABSENT)
         options: dict[str, str] = {}
+        if question is None:
+            # The prompt's user message is the question, as decode_mcqa reads it: the row must
+            # have one, and the options may have to be found in it.
+            question = question_from_prompt(params)
+            if type(question) is not str or not question.strip():
+                return None
         if raw_options is _ABSENT:
             found = _options_from_prompt(question)
             if not found and "question" in row:
@@ -410,7 +422,16 @@ class Grader:
         records: list[RowRecord] = []
         by = self._by
         for line, raw in lines:
-            out = self.grade_row(line, raw)
+            row, verdict, out = self._grade(line, raw)
+            if out is None:
+                assert row is not None
+                assert verdict is not None
+                spliced = _spliced(raw, row, verdict)
+                if spliced is not None:
+                    parts.append(spliced)
+                    records.append(_record(row, verdict, by))
+                    continue
+                out = _output_row(row, verdict)
             try:
                 encoded = orjson.dumps(out)
             except (orjson.JSONEncodeError, TypeError) as exc:
@@ -420,6 +441,65 @@ class Grader:
             records.append(record_of(out, by))
         parts.append(b"")
         return b"\n".join(parts), records
+
+
+def _output_row(row: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    out = verdict.to_wire(row)
+    if "options" not in row:
+        out["options_source"] = "prompt"
+    else:
+        out.pop("options_source", None)
+    return out
+
+
+def _spliced(raw: bytes, row: dict[str, Any], verdict: Verdict) -> bytes | None:
+    """The output line as the input's own bytes with the verdict's fields appended.
+
+    Re-encoding a 5 KB rollout costs more than grading it. The output row is the input row with
+    the verdict's fields set: fields the row lacks go at its end, and fields it already has with
+    the same value (a data row's ``expected_answer`` and ``grading_mode``) stay where they are,
+    so the input's bytes can be kept. ``None`` when that does not hold (a re-graded row with a
+    different verdict, or a line that does not end with its object).
+    """
+    if "options_source" in row and "options" in row:
+        return None  # the output drops it: a key removed is no append
+    fields = verdict.wire_fields()
+    if "options" not in row:
+        fields["options_source"] = "prompt"
+    for key in fields.keys() & row.keys():
+        value = row[key]
+        if type(value) is not type(fields[key]) or value != fields[key]:
+            return None
+        del fields[key]
+    body = raw.rstrip()
+    if not body.endswith(b"}"):
+        return None
+    if not fields:
+        return body
+    return body[:-1] + (b"," if row else b"") + orjson.dumps(fields)[1:]
+
+
+def _record(row: Mapping[str, Any], verdict: Verdict, by: Sequence[str]) -> RowRecord:
+    """``record_of`` for a graded row, read from its verdict instead of the output dict."""
+    uuid = row.get("uuid")
+    preview = ""
+    if verdict.reward < 1.0:
+        try:
+            preview = response_text(row.get("response", ""))[:PREVIEW_CHARS]
+        except WireFormatError:
+            preview = ""
+    components = verdict.reward_components
+    return RowRecord(
+        None,
+        None if uuid is None else str(uuid),
+        _task_key(row),
+        verdict.reward,
+        verdict.extracted_answer,
+        tuple([components.get(name) for name in COMPONENTS]),
+        verdict.failure,
+        preview,
+        tuple(_category(row, field) for field in by),
+    )
 
 
 def _error_row(line: int, problem: str, uuid: object) -> dict[str, Any]:

@@ -79,16 +79,23 @@ class Verdict:
         Verdict fields already in ``request`` (a row graded before) are replaced.
         """
         row = dict(request) if request else {}
-        row["reward"] = self.reward
-        row["expected_answer"] = self.expected_answer
-        row["extracted_answer"] = self.extracted_answer
-        row["reward_components"] = dict(self.reward_components)
-        row.update(self.reward_components)
-        row["failure_kind"] = self.failure
-        row["failure_reason"] = self.detail if self.failure else None
-        row["extraction_step"] = self.step
-        row["grading_mode"] = self.mode
+        row.update(self.wire_fields())
         return row
+
+    def wire_fields(self) -> dict[str, Any]:
+        """Only the verdict's own fields of ``to_wire``, in the same order."""
+        fields: dict[str, Any] = {
+            "reward": self.reward,
+            "expected_answer": self.expected_answer,
+            "extracted_answer": self.extracted_answer,
+            "reward_components": dict(self.reward_components),
+        }
+        fields.update(self.reward_components)
+        fields["failure_kind"] = self.failure
+        fields["failure_reason"] = self.detail if self.failure else None
+        fields["extraction_step"] = self.step
+        fields["grading_mode"] = self.mode
+        return fields
 
 
 # --- reasoning blocks and refusals ---------------------------------------------------------------

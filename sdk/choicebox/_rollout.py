@@ -25,6 +25,11 @@ def response_text(output: object) -> str:
     """The text to grade in ``output``; raises ``WireFormatError`` naming the path if unreadable."""
     if isinstance(output, str):
         return output
+    if type(output) is dict and type(items := output.get("output")) is list:
+        # The common case, decoded JSON in NeMo Gym's shape, without ABC isinstance checks.
+        fast = _responses_text_fast(items)
+        if fast is not None:
+            return fast
     if not isinstance(output, Mapping):
         raise WireFormatError(
             [f"expected a string or a response object, got {type(output).__name__} @ $.response"]
@@ -40,6 +45,30 @@ def response_text(output: object) -> str:
             "not a Responses object (no `output`) nor a Chat Completions object (no `choices`) @ $.response"
         ]
     )
+
+
+def _responses_text_fast(items: list[Any]) -> str | None:
+    """``_responses_text`` for plain dicts and lists; ``None`` when anything else turns up."""
+    for item in reversed(items):
+        if type(item) is not dict:
+            return None
+        if item.get("type", "message") != "message" or item.get("role", "assistant") != "assistant":
+            continue
+        content = item.get("content")
+        if type(content) is str:
+            return content
+        if type(content) is not list:
+            return None
+        texts = []
+        for part in content:
+            if type(part) is not dict:
+                return None
+            if part.get("type", "output_text") == "output_text":
+                text = part.get("text")
+                if type(text) is str:
+                    texts.append(text)
+        return "".join(texts)
+    return ""
 
 
 def _responses_text(items: object) -> str:
