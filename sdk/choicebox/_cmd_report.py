@@ -1,0 +1,64 @@
+"""``choicebox report``: the HTML report of a metrics file that ``choicebox grade`` wrote."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ._batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX
+from ._report import write_report
+
+__all__ = ["register"]
+
+
+def register(commands: Any) -> None:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "report",
+        help="write the HTML report of a metrics file",
+        description=(
+            "Render <stem>_aggregate_metrics.json (and the <stem>_failure_analysis.json beside "
+            "it, when present) as a self-contained HTML page."
+        ),
+    )
+    parser.add_argument("metrics", metavar="METRICS.json", help="an aggregate metrics file")
+    parser.add_argument("-o", "--output", metavar="REPORT.html", help="default: METRICS.html")
+    parser.add_argument("--title", default="choicebox report")
+    parser.set_defaults(handler=_run)
+
+
+def _read(path: Path) -> Any:
+    return orjson.loads(path.read_bytes())
+
+
+def _run(args: argparse.Namespace) -> int:
+    source = Path(args.metrics)
+    try:
+        document = _read(source)
+    except OSError as exc:
+        print(f"choicebox report: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except orjson.JSONDecodeError as exc:
+        print(f"choicebox report: {source} is not JSON: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(document, dict):
+        print(f"choicebox report: {source} is not a metrics object", file=sys.stderr)
+        return 2
+    if "failure_analysis" not in document and source.name.endswith(AGGREGATE_SUFFIX):
+        failures = source.with_name(source.name[: -len(AGGREGATE_SUFFIX)] + FAILURES_SUFFIX)
+        if failures.exists():
+            try:
+                document["failure_analysis"] = _read(failures)
+            except (OSError, orjson.JSONDecodeError) as exc:
+                print(f"choicebox report: skipping {failures}: {exc}", file=sys.stderr)
+    output = Path(args.output) if args.output else source.with_suffix(".html")
+    try:
+        write_report(document, output, title=args.title)
+    except (OSError, ValueError) as exc:
+        print(f"choicebox report: cannot write {output}: {exc}", file=sys.stderr)
+        return 2
+    print(f"report: {output}", file=sys.stderr)
+    return 0
