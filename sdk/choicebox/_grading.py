@@ -305,7 +305,7 @@ def grade_text(
         size *= 4
 
 
-_WINDOW: Final = 4096
+_WINDOW: Final = 1024
 
 
 def _line_start(text: str, position: int) -> int:
