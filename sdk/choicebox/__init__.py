@@ -4,6 +4,20 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from ._audit import (
+    Audit,
+    AuditConfig,
+    AuditConfigError,
+    AuditSummary,
+    CheckInfo,
+    CheckSettings,
+    Finding,
+    audit,
+    audit_checks,
+    audit_file,
+    audit_row,
+    audit_rows,
+)
 from ._errors import (
     ChoiceboxError,
     RuleFileError,
@@ -12,6 +26,7 @@ from ._errors import (
     UnknownModeError,
     WireFormatError,
 )
+from ._fix import Change, FixSummary, RowFix, fix, fix_file, fix_row
 from ._grading import Verdict, grade, grade_many, grade_text
 from ._jsonl import JsonlError, JsonlRow, dumps, iter_jsonl, loads
 from ._metrics import (
@@ -65,14 +80,23 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 __all__ = [
     "DEFAULT_GRADING_MODE",
+    "Audit",
+    "AuditConfig",
+    "AuditConfigError",
+    "AuditSummary",
     "CategoryStats",
     "ChainEntry",
+    "Change",
+    "CheckInfo",
+    "CheckSettings",
     "ChoiceboxError",
     "ConfidenceInterval",
     "Context",
     "Extraction",
     "FailureAccumulator",
     "FailureKind",
+    "Finding",
+    "FixSummary",
     "GradingMode",
     "JsonlError",
     "JsonlRow",
@@ -89,6 +113,7 @@ __all__ = [
     "PromptTemplate",
     "ReportError",
     "Rollout",
+    "RowFix",
     "RuleFileError",
     "SampleError",
     "Score",
@@ -103,12 +128,20 @@ __all__ = [
     "__version__",
     "aggregate_metrics",
     "answer_line",
+    "audit",
+    "audit_checks",
+    "audit_file",
+    "audit_row",
+    "audit_rows",
     "bootstrap_ci",
     "category_breakdown",
     "default_registry",
     "dumps",
     "exact_match",
     "failure_analysis",
+    "fix",
+    "fix_file",
+    "fix_row",
     "fuzzy_match",
     "grade",
     "grade_many",

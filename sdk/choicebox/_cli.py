@@ -15,14 +15,14 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import _cmd_grade, _cmd_report, _cmd_rules, _cmd_serve
+    from . import _cmd_audit, _cmd_grade, _cmd_report, _cmd_rules, _cmd_serve
 
     parser = argparse.ArgumentParser(
         prog="choicebox", description="Grade multiple-choice answers of language models."
     )
     parser.add_argument("--version", action="version", version=f"choicebox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (_cmd_grade, _cmd_report, _cmd_rules, _cmd_serve):
+    for module in (_cmd_grade, _cmd_report, _cmd_rules, _cmd_serve, _cmd_audit):
         module.register(commands)
     return parser
 

@@ -1,0 +1,1 @@
+"""The default configuration of ``choicebox audit`` (``default.yaml``), shipped as package data."""

@@ -1,0 +1,148 @@
+"""Tests of ``choicebox audit`` and ``choicebox fix`` (choicebox._cmd_audit), through a parser
+built here with the module's own ``register``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from choicebox import _cmd_audit
+from choicebox._audit import audit_checks
+
+FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+DEFECTS = FIXTURES / "defects.jsonl"
+CONTROLS = FIXTURES / "controls.jsonl"
+EXAMPLES = Path(__file__).parent.parent / "examples" / "samples.jsonl"
+
+
+def _main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="choicebox")
+    _cmd_audit.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    status: int = args.handler(args)
+    return status
+
+
+def test_audit_examples_writes_one_report_row_per_input_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.jsonl"
+    assert _main(["audit", str(EXAMPLES), "-o", str(report)]) == 1  # the examples hold errors
+    rows = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+    assert [r["line"] for r in rows] == list(range(1, 16))
+    assert rows[0] == {"line": 1, "uuid": "ex-0001", "findings": []}
+    assert rows[7]["findings"][0]["check"] == "gold_not_in_choices"
+    err = capsys.readouterr().err
+    assert err.startswith("audited 15 rows: 6 with findings (3 errors, 6 warnings)")
+    assert "conflicting_duplicate_question  1 error" in err
+    assert "worst rows: line 7 (1 error, 0 warnings)" in err
+    assert f"report: {report}" in err
+    assert not (tmp_path / "report.jsonl.partial").exists()
+
+
+def test_audit_without_output_prints_one_line_per_finding(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _main(["audit", str(DEFECTS)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "line 1: error unreadable_row [$] the row is a JSON array, not an object: "
+        "it cannot be a sample"
+    )
+    assert any(line.startswith("line 15: error conflicting_duplicate_question") for line in out)
+
+
+def test_audit_of_clean_rows_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["audit", str(CONTROLS)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("audited 16 rows: 0 with findings")
+
+
+def test_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        _main(["audit", str(EXAMPLES), "--select", "choice_repeats_label,truncated_question"]) == 0
+    )
+    assert "gold_not_in_choices" not in capsys.readouterr().out
+
+
+def test_ignore_and_unknown_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    ignored = ["gold_not_in_choices", "prompt_options_mismatch", "conflicting_duplicate_question"]
+    assert _main(["audit", str(EXAMPLES), "--ignore", ",".join(ignored)]) == 0
+    capsys.readouterr()
+    assert _main(["audit", str(EXAMPLES), "--select", "empty_choice,nope"]) == 2
+    assert "unknown check 'nope'" in capsys.readouterr().err
+
+
+def test_checks_file_is_laid_over_the_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "checks.yaml"
+    config.write_text(
+        "checks:\n  truncated_question:\n    severity: error\n"
+        "  gold_not_in_choices:\n    enabled: false\n",
+        encoding="utf-8",
+    )
+    assert _main(["audit", str(EXAMPLES), "--checks", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "line 9: error truncated_question" in out
+    assert "gold_not_in_choices" not in out
+
+
+def test_bad_checks_file_exits_2_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "checks.yaml"
+    config.write_text("checks:\n  empty_choice:\n    severty: warning\n", encoding="utf-8")
+    assert _main(["audit", str(EXAMPLES), "--checks", str(config)]) == 2
+    assert f"{config}:3: empty_choice.severty: unknown key 'severty'" in capsys.readouterr().err
+
+
+def test_list_checks_documents_every_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["audit", "--list-checks"]) == 0
+    out = capsys.readouterr().out
+    for info in audit_checks():
+        assert f"\n{info.id}  (" in "\n" + out
+    assert "Bad:" in out
+    assert "min_length: 10" in out
+    assert "conflicting_duplicate_question  (error, enabled, file-level)" in out
+
+
+def test_missing_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _main(["audit"]) == 2
+    assert _main(["audit", str(tmp_path / "absent.jsonl")]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
+def test_fix_then_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixed = tmp_path / "fixed.jsonl"
+    assert _main(["fix", str(EXAMPLES), "-o", str(fixed)]) == 0
+    err = capsys.readouterr().err
+    assert "line 6: options.A: stripped the copy of its own label 'A)'" in err
+    assert "line 7: responses_create_params.input: re-rendered the prompt" in err
+    assert "line 8: left unchanged: cannot be decoded:" in err
+    assert err.rstrip().endswith(
+        f"fixed 2 of 15 rows (6 changes) into {fixed}; 1 row needs attention and was "
+        "written unchanged"
+    )
+    assert len(fixed.read_text(encoding="utf-8").splitlines()) == 15
+    assert _main(["audit", str(fixed)]) == 1
+    out = capsys.readouterr().out
+    assert "choice_repeats_label" not in out
+    assert "prompt_options_mismatch" not in out
+    assert "gold_not_in_choices" in out  # not fixable: reported, not changed
+
+
+def test_fix_quiet_and_bad_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixed = tmp_path / "fixed.jsonl"
+    assert _main(["fix", str(DEFECTS), "-o", str(fixed), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "stripped" not in err
+    assert "line 1: left unchanged: not a JSON object" in err
+    assert _main(["fix", str(fixed), "-o", str(fixed)]) == 2
+    assert _main(["fix", str(tmp_path / "absent.jsonl"), "-o", str(fixed)]) == 2
+    with pytest.raises(SystemExit):
+        _main(["fix", str(DEFECTS)])  # -o is required
