@@ -828,7 +828,9 @@ def _graded_chunks(
         return
     throttle = _Throttle(workers * _IN_FLIGHT_PER_WORKER)
     scratch.mkdir()
-    pool = multiprocessing.Pool(
+    # forkserver, not fork: a process that already runs threads (a Ray driver, a web server, a
+    # notebook) must not be forked mid-lock; workers start from a clean single-threaded server.
+    pool = multiprocessing.get_context("forkserver").Pool(
         workers,
         initializer=_init_worker,
         initargs=(mode, rules_dirs, by, str(source), str(scratch)),

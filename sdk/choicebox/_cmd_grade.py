@@ -69,6 +69,16 @@ def register(commands: Any) -> None:
         action="store_true",
         help="continue an interrupted run from OUTPUT.partial",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help=(
+            "local: this process or a pool of processes (default); ray: a Ray cluster, local or "
+            "the one RAY_ADDRESS names (pip install 'choicebox[ray]'); --workers is then the "
+            "number of grader actors"
+        ),
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     parser.add_argument("--report", metavar="R.html", help="also write an HTML report")
     parser.set_defaults(handler=run)
@@ -92,8 +102,22 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         progress = _BarProgress(err) if err.isatty() else _PlainProgress(err)
     output = args.output or default_output(args.input)
+    engine = grade_file
+    if args.engine == "ray":
+        try:
+            import ray.data  # noqa: F401  # Ray Data and its pyarrow, not only Ray core
+        except ImportError as exc:
+            print(
+                f"choicebox grade: --engine ray needs Ray Data ({exc}): "
+                "pip install 'choicebox[ray]'",
+                file=err,
+            )
+            return 2
+        from ._ray import grade_file_ray
+
+        engine = grade_file_ray
     try:
-        result = grade_file(
+        result = engine(
             args.input,
             output,
             mode=args.mode,
