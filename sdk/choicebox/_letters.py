@@ -53,6 +53,18 @@ def normalise_option_text(text: str, *, punctuation: bool = False, numeric: bool
 
     ``numeric`` makes ``"12.0"``, ``"12"`` and ``"+12"`` compare equal, and leaves ``"120"`` apart.
     """
+    # Short texts (option texts, box contents, answer payloads) recur across steps and calls.
+    if len(text) <= 256:
+        return _normalised(text, punctuation, numeric)
+    return _normalise(text, punctuation, numeric)
+
+
+@functools.lru_cache(maxsize=8192)
+def _normalised(text: str, punctuation: bool, numeric: bool) -> str:
+    return _normalise(text, punctuation, numeric)
+
+
+def _normalise(text: str, punctuation: bool, numeric: bool) -> str:
     out = _SPACE_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
     if numeric:
         candidate = out.replace(",", "").replace(" ", "")
