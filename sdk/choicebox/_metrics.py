@@ -237,8 +237,13 @@ def _number(value: object) -> float | int | None:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int | float):
-        return value
+        # Rewards are nearly always 0.0 or 1.0: sharing those two objects instead of keeping
+        # one float per row keeps per-task memory small over millions of rows.
+        return _SHARED_NUMBERS.get(value, value)
     return None
+
+
+_SHARED_NUMBERS: Final[dict[float, float]] = {0.0: 0.0, 1.0: 1.0}
 
 
 def _reward_of(row: Mapping[str, Any], key: str = "reward") -> float | int:
