@@ -36,7 +36,8 @@ import numpy as np
 import orjson
 
 from ._errors import ChoiceboxError, UnknownModeError, WireFormatError
-from ._grading import Verdict, grade, grade_text
+from ._fastpath import grade_row_fast
+from ._grading import Verdict, grade
 from ._metrics import (
     _MISSING,
     MISSING_CATEGORY,
@@ -49,7 +50,6 @@ from ._metrics import (
 )
 from ._modes import COMPONENTS, GradingMode, default_registry
 from ._rollout import response_text
-from ._samples import DEFAULT_GRADING_MODE
 from ._wire import decode_mcqa, question_from_prompt
 
 __all__ = [
@@ -332,89 +332,20 @@ class Grader:
         return grade(sample, response, mode=self._override or self._mode(sample.grading_mode))
 
     def _lean(self, row: dict[str, Any]) -> Verdict | None:
-        """Grade a well-formed row without building a sample; ``None`` if it needs ``_full``.
+        """Grade a well-formed row without building a sample; ``None`` if it needs ``_full``."""
+        return grade_row_fast(row, self._mode_for, options_from_prompt=self._prompt_options)
 
-        Accepts only rows ``decode_mcqa`` would decode (every check it makes that can fail is
-        made here, more strictly) and passes ``grade_text`` what ``grade`` would, so the verdict
-        is the same; anything unusual takes the full path, which also words the errors.
-        """
-        response = row.get("response")
-        if response is None:
-            return None
-        params = row.get("responses_create_params")
-        if params is not None and type(params) is not dict:
-            return None
-        question = row.get("question")
-        if question is not None and (type(question) is not str or not question.strip()):
-            return None
-        raw_options = row.get("options", _ABSENT)
-        options: dict[str, str] = {}
-        if question is None:
-            # The prompt's user message is the question, as decode_mcqa reads it: the row must
-            # have one, and the options may have to be found in it.
-            question = question_from_prompt(params)
-            if type(question) is not str or not question.strip():
-                return None
-        if raw_options is _ABSENT:
-            found = _options_from_prompt(question)
-            if not found and "question" in row:
-                prompt = question_from_prompt(params)
-                if prompt is not None and prompt != question:
-                    found = _options_from_prompt(prompt)
-            options = dict(found)
-        elif type(raw_options) is list:
-            for item in raw_options:
-                if type(item) is not dict or len(item) != 1:
-                    return None
-                for letter, text in item.items():
-                    if (
-                        len(letter) != 1
-                        or not letter.isalpha()
-                        or letter in options
-                        or type(text) is not str
-                        or not text.strip()
-                    ):
-                        return None
-                    options[letter] = text
-        else:
-            return None
-        expected = row.get("expected_answer")
-        if len(options) < 2 or type(expected) is not str or expected not in options:
-            return None
-        mode_name = row.get("grading_mode")
-        if mode_name is None:
-            mode_name = DEFAULT_GRADING_MODE
-        elif type(mode_name) is not str or not mode_name:
-            return None
-        uuid = row.get("uuid")
-        if uuid is not None and type(uuid) is not str:
-            return None
-        output_regex: tuple[str, ...] = ()
-        answer_prefix: str | None = None
-        template = row.get("template_metadata")
-        if template is not None:
-            if type(template) is not dict:
-                return None
-            for key in ("template_id", "prompt_type", "format_type", "answer_prefix"):
-                value = template.get(key)
-                if value is not None and type(value) is not str:
-                    return None
-            pattern = template.get("output_regex")
-            if type(pattern) is str:
-                output_regex = (pattern,)
-            elif type(pattern) is list and all(type(p) is str for p in pattern):
-                output_regex = tuple(pattern)
-            elif pattern is not None:
-                return None
-            answer_prefix = template.get("answer_prefix")
-        mode = self._override or self._mode(mode_name)
-        try:
-            text = response_text(response)
-        except WireFormatError:
-            return None  # `grade` words the invalid_output verdict
-        return grade_text(
-            text, options, expected, mode, output_regex=output_regex, answer_prefix=answer_prefix
-        )
+    def _mode_for(self, name: str) -> GradingMode:
+        return self._override or self._mode(name)
+
+    @staticmethod
+    def _prompt_options(row: dict[str, Any], question: str) -> Sequence[tuple[str, str]]:
+        found = _options_from_prompt(question)
+        if not found and "question" in row:  # a `question` field without the options
+            prompt = question_from_prompt(row.get("responses_create_params"))
+            if prompt is not None and prompt != question:
+                found = _options_from_prompt(prompt)
+        return found
 
     def grade_lines(self, lines: Iterable[tuple[int, bytes]]) -> tuple[bytes, list[RowRecord]]:
         """The output lines (each newline-terminated) for numbered input lines, and their records."""

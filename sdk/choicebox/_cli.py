@@ -9,9 +9,20 @@ from typing import Any
 
 from . import __version__
 
-__all__ = ["main"]
+__all__ = ["main", "positive_int"]
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (workers, sizes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

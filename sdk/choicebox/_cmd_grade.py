@@ -16,6 +16,8 @@ from ._errors import RuleFileError, UnknownModeError
 if TYPE_CHECKING:  # the engine imports numpy and the grading stack: only `grade` pays for it
     from ._batch import BatchResult, Progress
 
+from ._cli import positive_int
+
 __all__ = ["register"]
 
 # Seconds between plain progress lines when stderr is not a terminal (tests lower it).
@@ -53,7 +55,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--workers",
         metavar="N",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="grading processes (default: the number of CPUs; 1 grades in this process)",
     )
@@ -82,16 +84,6 @@ def register(commands: Any) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     parser.add_argument("--report", metavar="R.html", help="also write an HTML report")
     parser.set_defaults(handler=run)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,17 +10,9 @@ from typing import Any
 
 import orjson
 
+from ._cli import positive_int
+
 __all__ = ["register"]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _port(text: str) -> int:
@@ -67,11 +59,11 @@ def register(commands: Any) -> None:
         help="a directory of rule files to load (repeatable)",
     )
     parser.add_argument(
-        "--workers", type=_positive_int, default=1, help="server processes (default 1)"
+        "--workers", type=positive_int, default=1, help="server processes (default 1)"
     )
     parser.add_argument(
         "--max-body-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="B",
         help="largest request body accepted, in bytes (default 16 MiB)",

@@ -8,7 +8,7 @@ The only errors it raises are the caller's (an unknown mode name).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,7 +16,7 @@ import attrs
 import regex
 
 from ._errors import WireFormatError
-from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
+from ._modes import COMPONENTS, ChainEntry, GradingMode, ModeRegistry, default_registry
 from ._regex import DEFAULT_TIMEOUT
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
@@ -243,24 +243,17 @@ def grade_text(
                 return _verdict(
                     mode, expected, found, TEMPLATE_STEP, primary=True, errors=errors, text=text
                 )
-            if found.failure in ("invalid_regex", "regex_timeout"):
+            if found.failure in _REGEX_FAILURES:
                 errors.append(found.detail)
             kept, kept_step = found, TEMPLATE_STEP
 
     if mode.strategy == "first_step":
-        for entry in mode.chain:
-            if entry.when_answer_prefix and not answer_prefix:
-                continue
-            found = entry.step(context)
-            if found is None:
-                continue
+        for entry, found in _findings(mode, context, errors):
             if found.letter is not None or found.final:
                 return _verdict(
                     mode, expected, found, entry.id, primary=entry.primary, errors=errors, text=text
                 )
-            if found.failure in ("invalid_regex", "regex_timeout"):
-                errors.append(found.detail)
-            if kept is None or kept.failure in ("invalid_regex", "regex_timeout"):
+            if kept is None or kept.failure in _REGEX_FAILURES:
                 kept, kept_step = found, entry.id
         return _verdict(mode, expected, kept, kept_step, primary=False, errors=errors, text=text)
 
@@ -278,31 +271,41 @@ def grade_text(
                 text[start:], options, regex_timeout=regex_timeout, answer_prefix=answer_prefix
             )
         )
-        best: tuple[int, Extraction, str, bool] | None = None
-        for entry in mode.chain:
-            if entry.when_answer_prefix and not answer_prefix:
-                continue
-            found = entry.step(window)
-            if found is None:
-                continue
+        best: tuple[int, Extraction, ChainEntry] | None = None
+        for entry, found in _findings(mode, window, errors):
             if found.letter is None and not found.final:
-                if found.failure in ("invalid_regex", "regex_timeout"):
-                    errors.append(found.detail)
                 if kept is None:
                     kept, kept_step = found, entry.id
-                continue
-            if best is None or found.position > best[0]:
-                best = (found.position, found, entry.id, entry.primary)
+            elif best is None or found.position > best[0]:
+                best = (found.position, found, entry)
         if best is not None:
-            _, found, step_id, primary = best
+            _, found, entry = best
             return _verdict(
-                mode, expected, found, step_id, primary=primary, errors=errors, text=text
+                mode, expected, found, entry.id, primary=entry.primary, errors=errors, text=text
             )
         if start == 0:
             return _verdict(
                 mode, expected, kept, kept_step, primary=False, errors=errors, text=text
             )
         size *= 4
+
+
+_REGEX_FAILURES: Final = ("invalid_regex", "regex_timeout")
+
+
+def _findings(
+    mode: GradingMode, context: Context, errors: list[str]
+) -> Iterator[tuple[ChainEntry, Extraction]]:
+    """What each applicable step of the chain finds, in chain order; regex problems noted."""
+    for entry in mode.chain:
+        if entry.when_answer_prefix and not context.answer_prefix:
+            continue
+        found = entry.step(context)
+        if found is None:
+            continue
+        if found.failure in _REGEX_FAILURES and found.detail not in errors:
+            errors.append(found.detail)
+        yield entry, found
 
 
 _WINDOW: Final = 1024

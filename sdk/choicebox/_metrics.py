@@ -349,6 +349,9 @@ class _ExactSum:
         return total / self._count
 
 
+_NO_COMPONENTS: Final[tuple[list[float | int], ...]] = ()
+
+
 class _Task:
     """What one task keeps: its rewards and answers in arrival order (plus components if grouped)."""
 
@@ -357,7 +360,11 @@ class _Task:
     def __init__(self, n_components: int) -> None:
         self.rewards: list[float | int] = []
         self.answers: list[Hashable | None] = []
-        self.components: list[list[float | int]] = [[] for _ in range(n_components)]
+        # Without group statistics there is nothing to keep: one shared empty tuple, not a list
+        # per task, over hundreds of thousands of tasks.
+        self.components: Sequence[list[float | int]] = (
+            [[] for _ in range(n_components)] if n_components else _NO_COMPONENTS
+        )
 
 
 def _task_sort_key(key: int | str) -> tuple[int, int, str]:

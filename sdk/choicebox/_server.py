@@ -35,6 +35,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ._errors import UnknownModeError, WireFormatError
+from ._fastpath import grade_row_fast
 from ._grading import grade
 from ._metrics import MetricsError, aggregate_metrics
 from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
@@ -137,11 +138,23 @@ class Grader:
             self._modes[name] = found
         return found
 
+    def _mode_for(self, name: str) -> GradingMode:
+        return self.mode or self._resolve(name)
+
     def verify(self, row: Any) -> dict[str, Any]:
         """The verify response for ``row``; raises ``ClientError`` for an invalid request."""
         if not isinstance(row, dict):
             raise ClientError(422, [f"expected a JSON object, got {_kind(row)} @ $"])
         problems = [f"required field missing @ $.{key}" for key in _REQUIRED if key not in row]
+        if not problems:
+            verdict = grade_row_fast(
+                row,
+                self._mode_for,
+                max_patterns=MAX_OUTPUT_REGEXES,
+                regex_timeout=self.regex_timeout,
+            )
+            if verdict is not None:
+                return verdict.to_wire(row)
         sample: MCQASample | None = None
         try:
             sample = MCQASample.from_wire(row)
