@@ -551,3 +551,25 @@ def test_failure_accumulator_streams_like_the_function() -> None:
     assert empty == {"total_failures": 0, "failure_rate": 0.0, "categories": {}, "exemplars": []}
     with pytest.raises(MetricsError, match="max_exemplars"):
         FailureAccumulator(max_exemplars=-1)
+
+
+def test_tasks_kept_compactly_give_the_same_metrics_as_tasks_kept_in_lists() -> None:
+    """A task starts packed (0/1 rewards, one-letter answers) and switches to lists on the first
+    row that does not fit; the metrics must not depend on which form held the rows."""
+
+    def rows(first_reward: float | int) -> list[dict[str, Any]]:
+        return [
+            {"_ng_task_index": 0, "reward": first_reward, "extracted_answer": "A"},
+            {"_ng_task_index": 0, "reward": 0.0, "extracted_answer": None},
+            {"_ng_task_index": 0, "reward": 0.5, "extracted_answer": "B"},  # leaves the packed form
+            {"_ng_task_index": 0, "reward": 1.0, "extracted_answer": "AB"},
+            {"_ng_task_index": 1, "reward": 1.0, "extracted_answer": "C"},
+            {"_ng_task_index": 1, "reward": 0.0, "extracted_answer": "D"},
+            {"_ng_task_index": 1, "reward": 1.0, "extracted_answer": "C"},
+            {"_ng_task_index": 1, "reward": 1.0, "extracted_answer": None},
+        ]
+
+    packed_first = aggregate_metrics(rows(1.0))["agent_metrics"]
+    lists_only = aggregate_metrics(rows(1))["agent_metrics"]  # an int reward is never packed
+    assert packed_first == lists_only
+    assert packed_first["mean/reward"] == 5.5 / 8

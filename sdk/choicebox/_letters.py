@@ -59,7 +59,7 @@ def normalise_option_text(text: str, *, punctuation: bool = False, numeric: bool
     return _normalise(text, punctuation, numeric)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=2048)
 def _normalised(text: str, punctuation: bool, numeric: bool) -> str:
     return _normalise(text, punctuation, numeric)
 
@@ -243,7 +243,7 @@ def match_option_text(
     return hits[0] if len(hits) == 1 else None
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)
 def _normalised_options(
     options: tuple[tuple[str, str], ...], punctuation: bool, numeric: bool
 ) -> tuple[tuple[str, str], ...]:

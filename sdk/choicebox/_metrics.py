@@ -352,19 +352,63 @@ class _ExactSum:
 _NO_COMPONENTS: Final[tuple[list[float | int], ...]] = ()
 
 
-class _Task:
-    """What one task keeps: its rewards and answers in arrival order (plus components if grouped)."""
+# Placeholders never appended to: a packed task replaces them with its own lists on unpacking.
+_UNUSED_REWARDS: Final[list[float | int]] = []
+_UNUSED_ANSWERS: Final[list[Hashable | None]] = []
 
-    __slots__ = ("answers", "components", "rewards")
+
+class _Task:
+    """What one task keeps: its rewards and answers in arrival order (plus components if grouped).
+
+    Memory is per task, and a run may hold hundreds of thousands of tasks. The common task (0.0
+    or 1.0 rewards, one-letter or missing answers) is kept as one short string, two characters
+    a rollout, instead of two lists of objects; anything else switches the task to lists.
+    """
+
+    __slots__ = ("_answers", "_packed", "_rewards", "components")
 
     def __init__(self, n_components: int) -> None:
-        self.rewards: list[float | int] = []
-        self.answers: list[Hashable | None] = []
+        self._packed: str | None = ""
+        # The lists exist only once a task leaves the packed form.
+        self._rewards: list[float | int] = _UNUSED_REWARDS
+        self._answers: list[Hashable | None] = _UNUSED_ANSWERS
         # Without group statistics there is nothing to keep: one shared empty tuple, not a list
-        # per task, over hundreds of thousands of tasks.
+        # per task.
         self.components: Sequence[list[float | int]] = (
             [[] for _ in range(n_components)] if n_components else _NO_COMPONENTS
         )
+
+    def add(self, reward: float | int, answer: Hashable | None) -> None:
+        packed = self._packed
+        if packed is not None:
+            if (
+                type(reward) is float
+                and reward in (1.0, 0.0)
+                and (answer is None or (type(answer) is str and len(answer) == 1 and answer != "\0"))
+            ):
+                self._packed = packed + ("1" if reward else "0") + (answer or "\0")
+                return
+            self._rewards, self._answers = self._unpacked()
+            self._packed = None
+        self._rewards.append(reward)
+        self._answers.append(answer)
+
+    def _unpacked(self) -> tuple[list[float | int], list[Hashable | None]]:
+        packed = self._packed or ""
+        rewards: list[float | int] = [1.0 if c == "1" else 0.0 for c in packed[0::2]]
+        answers: list[Hashable | None] = [None if c == "\0" else c for c in packed[1::2]]
+        return rewards, answers
+
+    @property
+    def rewards(self) -> list[float | int]:
+        return self._rewards if self._packed is None else self._unpacked()[0]
+
+    @property
+    def answers(self) -> list[Hashable | None]:
+        return self._answers if self._packed is None else self._unpacked()[1]
+
+    def __len__(self) -> int:
+        return len(self._rewards) if self._packed is None else len(self._packed) // 2
 
 
 def _task_sort_key(key: int | str) -> tuple[int, int, str]:
@@ -457,8 +501,7 @@ class MetricsAccumulator:
             task = self._tasks[key] = _Task(
                 len(self._component_names) if self._include_groups else 0
             )
-        task.rewards.append(reward)
-        task.answers.append(answer)
+        task.add(reward, answer)
         for i, name in enumerate(self._component_names):
             value = _number(row.get(name))
             if value is None:
@@ -469,7 +512,7 @@ class MetricsAccumulator:
 
     @property
     def n_rows(self) -> int:
-        return sum(len(t.rewards) for t in self._tasks.values())
+        return sum(len(t) for t in self._tasks.values())
 
     @property
     def n_tasks(self) -> int:
@@ -501,7 +544,7 @@ class MetricsAccumulator:
         task order, exactly as the reference adds them, so the floats come out identical.
         """
         names = ("accuracy", "no_answer")
-        max_k = max(len(t.rewards) for t in tasks)
+        max_k = max(len(t) for t in tasks)
         # One (sum, count) per (k, name, aggregate); filled task by task so each sum is the same
         # left-to-right fold the reference computes over its per-task lists.
         pass_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
