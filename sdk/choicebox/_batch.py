@@ -884,6 +884,13 @@ def grade_file(
                 progress.close()
 
     info = {"input": str(source), "output": str(output), "mode": mode, **(summary or {})}
+    return finish(metrics, info, partial, output, resumed)
+
+
+def finish(
+    metrics: BatchMetrics, info: Mapping[str, Any], partial: Path, output: Path, resumed: int
+) -> BatchResult:
+    """Write the metrics files, then move the complete ``.partial`` output into place."""
     aggregate = metrics.aggregate(info)
     failures = metrics.failure_analysis()
     aggregate_path, failures_path = sidecar_paths(output)

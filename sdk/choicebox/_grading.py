@@ -156,7 +156,6 @@ def _verdict(
     *,
     primary: bool,
     errors: list[str],
-    fallback: FailureKind = "no_answer",
     text: str = "",
 ) -> Verdict:
     letter = found.letter if found is not None else None
@@ -180,7 +179,7 @@ def _verdict(
     elif _is_refusal(text):
         failure, detail = "refusal", "the model declined to answer"
     else:
-        failure, detail = fallback, "no step of the mode found an answer"
+        failure, detail = "no_answer", "no step of the mode found an answer"
     return Verdict(
         reward=reward,
         reward_components=components,

@@ -47,10 +47,9 @@ from ._batch import (
     _read_partial,
     _skip_rows,
     _write_all,
-    _write_json,
     default_output,
+    finish,
     partial_path,
-    sidecar_paths,
 )
 from ._modes import default_registry
 
@@ -398,19 +397,4 @@ def grade_file_ray(
             ray.shutdown()
 
     info = {"input": str(Path(input_path)), "output": str(output), "mode": mode, **(summary or {})}
-    aggregate = metrics.aggregate(info)
-    failures = metrics.failure_analysis()
-    aggregate_path, failures_path = sidecar_paths(output)
-    _write_json(aggregate_path, aggregate)
-    _write_json(failures_path, failures)
-    os.replace(partial, output)  # last: OUTPUT exists only once everything is written
-    return BatchResult(
-        output=output,
-        aggregate_path=aggregate_path,
-        failures_path=failures_path,
-        rows=metrics.rows,
-        errors=metrics.errors,
-        resumed_rows=resumed,
-        aggregate=aggregate,
-        failure_analysis=failures,
-    )
+    return finish(metrics, info, partial, output, resumed)
