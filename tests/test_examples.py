@@ -1,0 +1,44 @@
+"""The bundled examples run as the README says, so they never rot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+import choicebox
+from choicebox._cli import main
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+
+def test_build_sample_prints_a_gym_row_that_decodes() -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "build_sample.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sample = choicebox.MCQASample.from_wire(orjson.loads(result.stdout))
+    assert sample.expected_answer == "B"
+    assert sample.answer_text == "Polymerase Chain Reaction (PCR)"
+
+
+def test_the_bundled_rollouts_grade_without_error_rows(tmp_path: Path) -> None:
+    output = tmp_path / "graded.jsonl"
+    assert main(["grade", str(EXAMPLES / "rollouts.jsonl"), "-o", str(output), "-q"]) == 0
+    source_rows = [line for line in (EXAMPLES / "rollouts.jsonl").read_bytes().splitlines() if line]
+    graded = [orjson.loads(line) for line in output.read_bytes().splitlines()]
+    assert len(graded) == len(source_rows)
+    assert all("error" not in row and row["reward"] in (0.0, 1.0) for row in graded)
+
+
+def test_the_bundled_samples_audit_with_their_planted_defects(tmp_path: Path) -> None:
+    report = tmp_path / "report.jsonl"
+    # The example data carries defects on purpose: errors make the exit status 1.
+    assert main(["audit", str(EXAMPLES / "samples.jsonl"), "-o", str(report)]) == 1
+    rows = [orjson.loads(line) for line in report.read_bytes().splitlines()]
+    checks = {finding["check"] for row in rows for finding in row["findings"]}
+    assert {"gold_not_in_choices", "prompt_options_mismatch", "choice_repeats_label"} <= checks
