@@ -1343,6 +1343,14 @@ def _finding_for_problem(problem: str, config: AuditConfig) -> Finding | None:
     return Finding(check, settings.severity, field or "$", f"the row does not decode: {message}")
 
 
+def _unreadable(config: AuditConfig, message: str) -> tuple[Finding, ...]:
+    """An ``unreadable_row`` finding for the whole row, unless that check is switched off."""
+    settings = config.checks["unreadable_row"]
+    if not settings.enabled:
+        return ()
+    return (Finding("unreadable_row", settings.severity, "$", message),)
+
+
 def audit_row(row: Any, *, config: AuditConfig | None = None, line: int | None = None) -> Audit:
     """The findings for one raw row (a decoded JSON value), of either family.
 
@@ -1352,20 +1360,8 @@ def audit_row(row: Any, *, config: AuditConfig | None = None, line: int | None =
     """
     config = config or AuditConfig.default()
     if not isinstance(row, Mapping):
-        settings = config.checks["unreadable_row"]
-        findings = (
-            (
-                Finding(
-                    "unreadable_row",
-                    settings.severity,
-                    "$",
-                    f"the row is a JSON {_json_kind(row)}, not an object: it cannot be a sample",
-                ),
-            )
-            if settings.enabled
-            else ()
-        )
-        return Audit(findings=findings, line=line)
+        message = f"the row is a JSON {_json_kind(row)}, not an object: it cannot be a sample"
+        return Audit(findings=_unreadable(config, message), line=line)
     view = _view_of_row(row)
     found_by_checks = _run(view, config)
     found = {f.check for f in found_by_checks}
@@ -1444,19 +1440,7 @@ def audit_rows(
     )
     for number, item in enumerate(rows, start=1):
         if isinstance(item, JsonlError):
-            settings = config.checks["unreadable_row"]
-            findings = (
-                (
-                    Finding(
-                        "unreadable_row",
-                        settings.severity,
-                        "$",
-                        f"the line is not JSON: {item.message}",
-                    ),
-                )
-                if settings.enabled
-                else ()
-            )
+            findings = _unreadable(config, f"the line is not JSON: {item.message}")
             yield Audit(findings=findings, line=item.line)
             continue
         line, row = (item.line, item.value) if isinstance(item, JsonlRow) else (number, item)

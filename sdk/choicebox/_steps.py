@@ -377,7 +377,7 @@ class BoxedOptionText:
         hits = []
         for letter, option in context.options.items():
             norm = normalise_option_text(option)
-            if norm and re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", wanted):
+            if norm and _word_bounded(norm).search(wanted):
                 hits.append(letter)
         # An option whose text is part of a longer matching option (PCR in "Reverse
         # transcription PCR") is not a separate candidate.
@@ -393,6 +393,12 @@ class BoxedOptionText:
                 position=box.start,
             )
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_bounded(text: str) -> re.Pattern[str]:
+    """``text`` as a literal that must stand as whole words; compiled once per option text."""
+    return re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
 
 
 # --- regexes -------------------------------------------------------------------------------------
