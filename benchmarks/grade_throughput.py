@@ -207,7 +207,7 @@ def profile(path: Path, limit: int = 25) -> None:
     import cProfile
     import pstats
 
-    from choicebox._batch import grade_file
+    from choicebox.batch import grade_file
 
     profiler = cProfile.Profile()
     profiler.enable()

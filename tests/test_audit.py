@@ -1,4 +1,4 @@
-"""Tests of the audit checks (choicebox._audit): planted defects found, clean controls left alone."""
+"""Tests of the audit checks (choicebox.audit): planted defects found, clean controls left alone."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from choicebox import MCQASample, MultipleChoiceSample
-from choicebox._audit import (
+from choicebox.audit import (
     Audit,
     AuditConfig,
     AuditConfigError,
@@ -21,9 +21,9 @@ from choicebox._audit import (
     audit_file,
     audit_row,
     audit_rows,
-    prompt_option_problems,
-    question_problems,
 )
+from choicebox.audit._checks import question_problems
+from choicebox.audit._prompt import prompt_option_problems
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"

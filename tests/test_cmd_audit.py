@@ -1,4 +1,4 @@
-"""Tests of ``choicebox audit`` and ``choicebox fix`` (choicebox._cmd_audit), through a parser
+"""Tests of ``choicebox audit`` and ``choicebox fix`` (choicebox.cli.audit), through a parser
 built here with the module's own ``register``."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from choicebox import _cmd_audit
-from choicebox._audit import audit_checks
+from choicebox.audit import audit_checks
+from choicebox.cli import audit as audit_command
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"
@@ -20,7 +20,7 @@ EXAMPLES = Path(__file__).parent.parent / "examples" / "samples.jsonl"
 
 def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="choicebox")
-    _cmd_audit.register(parser.add_subparsers(dest="command"))
+    audit_command.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     status: int = args.handler(args)
     return status

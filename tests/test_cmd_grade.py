@@ -1,4 +1,4 @@
-"""Tests of ``choicebox grade`` (choicebox._cmd_grade) and its engine (choicebox._batch)."""
+"""Tests of ``choicebox grade`` (choicebox.cli.grade) and its engine (choicebox.batch)."""
 
 from __future__ import annotations
 
@@ -15,17 +15,17 @@ from typing import Any
 import orjson
 import pytest
 
-from choicebox import _cmd_grade
-from choicebox._batch import (
+from choicebox._grading import VERDICT_KEYS
+from choicebox.batch import (
     BatchError,
     default_output,
     grade_file,
-    options_from_prompt,
     partial_path,
     sidecar_paths,
 )
-from choicebox._cli import main
-from choicebox._grading import VERDICT_KEYS
+from choicebox.batch._engine import options_from_prompt
+from choicebox.cli import grade as grade_command
+from choicebox.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIXED = FIXTURES / "rollouts_mixed.jsonl"
@@ -395,7 +395,7 @@ def test_by_reports_categories_per_field(
 def test_plain_progress_lines_when_stderr_is_no_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_cmd_grade, "PLAIN_INTERVAL", 0.0)
+    monkeypatch.setattr(grade_command, "PLAIN_INTERVAL", 0.0)
     source = _many_rows(tmp_path)
     main(["grade", str(source), "--workers", "1"])
     err = capsys.readouterr().err
@@ -410,7 +410,7 @@ def test_plain_progress_lines_when_stderr_is_no_terminal(
 def test_quiet_silences_progress_but_not_the_summary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_cmd_grade, "PLAIN_INTERVAL", 0.0)
+    monkeypatch.setattr(grade_command, "PLAIN_INTERVAL", 0.0)
     source = _many_rows(tmp_path)
     main(["grade", str(source), "--workers", "1", "-q"])
     err = capsys.readouterr().err
@@ -440,7 +440,7 @@ def test_mode_override_applies_to_every_row(tmp_path: Path) -> None:
 
 
 def test_report_is_written_when_asked(tmp_path: Path) -> None:
-    pytest.importorskip("choicebox._report")
+    pytest.importorskip("matplotlib")
     source = _copy(EXAMPLE, tmp_path)
     report = tmp_path / "report.html"
     assert (
@@ -528,7 +528,7 @@ def _variants(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_lean_path_grades_like_the_full_decoder() -> None:
-    from choicebox._batch import Grader
+    from choicebox.batch import Grader
 
     lean, full = Grader(lean=True), Grader(lean=False)
     rows = _rows(MIXED) + _rows(EXAMPLE) + _rows(FIXTURES / "gym_rows.jsonl")
@@ -603,7 +603,7 @@ def test_ctrl_c_and_kill_9_never_leave_output_and_resume_finishes_exactly(tmp_pa
 def test_chunks_are_copied_in_user_space_where_sendfile_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from choicebox import _batch
+    from choicebox.batch import _local
 
     def refuse(*args: object) -> int:
         raise OSError("sendfile not supported here")
@@ -611,14 +611,14 @@ def test_chunks_are_copied_in_user_space_where_sendfile_fails(
     source = _many_rows(tmp_path)
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     grade_file(source, one, workers=1)
-    monkeypatch.setattr(_batch.os, "sendfile", refuse)
+    monkeypatch.setattr(_local.os, "sendfile", refuse)
     grade_file(source, two, workers=2, chunk_bytes=50_000)
     assert one.read_bytes() == two.read_bytes()
 
 
 def test_appending_the_verdict_to_the_input_bytes_equals_re_encoding_the_row() -> None:
     """The fast path (input bytes + verdict fields) writes what ``grade_row`` returns."""
-    from choicebox._batch import Grader
+    from choicebox.batch import Grader
 
     grader = Grader()
     lines = [

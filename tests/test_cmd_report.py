@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from choicebox._cli import main
+from choicebox.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,4 +1,4 @@
-"""Tests of ``choicebox rules list|check|test``, through ``choicebox._cli.main``."""
+"""Tests of ``choicebox rules list|check|test``, through ``choicebox.cli.main``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from choicebox._cli import main
 from choicebox._modes import RULES_DIR_ENV
+from choicebox.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 BUILTIN_MODES = [

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 import choicebox
-from choicebox._cli import main
+from choicebox.cli import main
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 

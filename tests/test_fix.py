@@ -1,4 +1,4 @@
-"""Tests of ``fix`` (choicebox._fix): safe repairs only, each listed, the gold text never moved."""
+"""Tests of ``fix`` (choicebox.audit.fix): safe repairs only, each listed, the gold text never moved."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox import MCQASample, MultipleChoiceSample, Template
-from choicebox._audit import audit, audit_file
-from choicebox._fix import Change, fix, fix_file, fix_row, tidy_choice
+from choicebox.audit import Change, audit, audit_file, fix, fix_file, fix_row
+from choicebox.audit.fix import tidy_choice
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"

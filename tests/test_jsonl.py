@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from choicebox import JsonlError, JsonlRow, dumps, iter_jsonl, loads
+from choicebox.jsonl import JsonlError, JsonlRow, dumps, iter_jsonl, loads
 
 CONTENT = b'{"a": 1}\n\n{"a": 2\n   \n[3]\n{"a": "\xc3\xa9"}\r\nnot json\n{"a": 4}'
 

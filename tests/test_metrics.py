@@ -1,4 +1,4 @@
-"""Tests of choicebox._metrics: pass@k, bootstrap intervals, Gym-compatible aggregates, failures."""
+"""Tests of choicebox.metrics: pass@k, bootstrap intervals, Gym-compatible aggregates, failures."""
 
 from __future__ import annotations
 
@@ -13,19 +13,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox._errors import ChoiceboxError
-from choicebox._metrics import (
+from choicebox.metrics import (
     CategoryStats,
     ConfidenceInterval,
     FailureAccumulator,
     MetricsAccumulator,
     MetricsError,
-    _bootstrap_means,
     aggregate_metrics,
     bootstrap_ci,
     category_breakdown,
     failure_analysis,
     pass_at_k,
 )
+from choicebox.metrics._stats import _bootstrap_means
 
 # ----------------------------------------------------------------------------------- pass@k
 

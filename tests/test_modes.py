@@ -14,6 +14,7 @@ from choicebox import (
     Extraction,
     GradingMode,
     RuleFileError,
+    StepKindError,
     UnknownModeError,
     default_registry,
     grade,
@@ -21,7 +22,6 @@ from choicebox import (
     step_kinds,
 )
 from choicebox._modes import RULES_DIR_ENV, ModeRegistry, load_mode_file, parse_mode
-from choicebox._steps import StepKindError
 from choicebox.testing import ExampleResult, mcqa_sample, run_mode_examples
 
 BUILTIN_MODES = (

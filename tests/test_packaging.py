@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -28,6 +29,7 @@ RESOURCE_DIRS = [
     ("choicebox.rules", ROOT / "rules", "*.yaml"),
     ("choicebox.grammars", ROOT / "grammars", "*.lark"),
     ("choicebox.prompt_templates", ROOT / "sdk" / "choicebox" / "prompt_templates", "*.yaml"),
+    ("choicebox.audit", ROOT / "sdk" / "choicebox" / "audit", "*.yaml"),
 ]
 
 
@@ -116,8 +118,14 @@ print(json.dumps(out))
 
 def test_installed_wheel_serves_the_source_files(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    # The wheel's dependencies come from the environment running the tests. `system_site_packages`
+    # would show the base interpreter's instead when the tests run in a virtual environment, so
+    # the running one's site-packages is appended as a plain path: its .pth files (the editable
+    # install's finder among them) are not processed, and the wheel's own copy comes first.
+    inner = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+    Path(inner.stdout.strip(), "outer.pth").write_text(sysconfig.get_path("purelib") + "\n")
     subprocess.run(
         [
             str(python),

@@ -1,4 +1,4 @@
-"""Tests of the Ray engine (choicebox._ray): it must write what the local engine writes."""
+"""Tests of the Ray engine (choicebox.batch.ray): it must write what the local engine writes."""
 
 from __future__ import annotations
 
@@ -16,21 +16,16 @@ pytest.importorskip("ray.data")
 
 from ray.data import DataContext  # noqa: E402
 
-from choicebox._batch import (  # noqa: E402
-    Grader,
-    _numbered_lines,
-    grade_file,
-    partial_path,
-    sidecar_paths,
-)
-from choicebox._cli import main  # noqa: E402
-from choicebox._ray import (  # noqa: E402
+from choicebox.batch import Grader, grade_file, partial_path, sidecar_paths  # noqa: E402
+from choicebox.batch._engine import _numbered_lines  # noqa: E402
+from choicebox.batch.ray import (  # noqa: E402
     RayGrader,
     grade_dataset,
     grade_file_ray,
     read_lines,
     record_from_bytes,
 )
+from choicebox.cli import main  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Ray's own DataContext warns about its deprecated settings; nothing here sets them.

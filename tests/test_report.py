@@ -1,4 +1,4 @@
-"""Tests of choicebox._report: a self-contained, escaped HTML page that copes with partial input."""
+"""Tests of choicebox.metrics.report: a self-contained, escaped HTML page that copes with partial input."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from choicebox import ReportError
 from choicebox._errors import ChoiceboxError
-from choicebox._metrics import aggregate_metrics, bootstrap_ci, category_breakdown, failure_analysis
-from choicebox._report import ReportError, render_report, write_report
+from choicebox.metrics import aggregate_metrics, bootstrap_ci, category_breakdown, failure_analysis
+from choicebox.metrics.report import render_report, write_report
 
 SCRIPT = "<script>alert('pwned')</script>"
 

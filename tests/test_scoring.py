@@ -1,4 +1,4 @@
-"""Tests of choicebox._scoring: the documented examples, the fixed faults, and never raising."""
+"""Tests of choicebox.scoring: the documented examples, the fixed faults, and never raising."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from choicebox._scoring import (
+from choicebox.scoring import (
     Score,
     ScorerInput,
     answer_line,

@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 import choicebox
-from choicebox._metrics import aggregate_metrics
+from choicebox.metrics import aggregate_metrics
 
 MAX_BODY = 1 << 20  # the test server's limit, so 413 bodies stay small
 OPTIONS = [{"A": "Granite"}, {"B": "Basalt"}, {"C": "Marble"}, {"D": "Pumice"}]

@@ -130,7 +130,7 @@ _EVERY_LETTER = (
     "Answer: (A)(B)(C)(D)",
 )
 _ONE_PER_LINE = (
-    "_steps.StandaloneLetter (robust lone_letter, scope last_line): letters listed one per line "
+    "steps.text.StandaloneLetter (robust lone_letter, scope last_line): letters listed one per line "
     "are not seen as a list, so the last line's D is read"
 )
 _PAREN_LIST = (

@@ -18,10 +18,9 @@ from choicebox import (
     MultipleChoiceSample,
     Template,
     WireFormatError,
-    dumps,
-    loads,
 )
 from choicebox._samples import MC_WIRE_KEYS, MCQA_WIRE_KEYS, TEMPLATE_WIRE_KEYS
+from choicebox.jsonl import dumps, loads
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

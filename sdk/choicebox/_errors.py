@@ -9,9 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "AuditConfigError",
+    "BatchError",
     "ChoiceboxError",
+    "FixFileError",
+    "MetricsError",
+    "ParameterError",
+    "ReportError",
     "RuleFileError",
     "SampleError",
+    "StepKindError",
     "TemplateError",
     "UnknownModeError",
     "WireFormatError",
@@ -89,3 +96,36 @@ class RuleFileError(ChoiceboxError, ValueError):
             if column is not None:
                 text += "\n    " + " " * (column - 1) + "^"
         super().__init__(text)
+
+
+class StepKindError(ChoiceboxError, ValueError):
+    """A step kind cannot be registered."""
+
+
+class ParameterError(ChoiceboxError, ValueError):
+    """A step parameter is invalid; ``name`` is the parameter, so a rule file error can point
+    at it. Step kinds raise it from their validators."""
+
+    def __init__(self, name: str, message: str) -> None:
+        self.name = name
+        super().__init__(message)
+
+
+class AuditConfigError(ChoiceboxError, ValueError):
+    """An audit configuration is invalid; the message starts with ``file:line``."""
+
+
+class FixFileError(ChoiceboxError, OSError):
+    """The input cannot be read or the output cannot be written."""
+
+
+class MetricsError(ChoiceboxError, ValueError):
+    """Invalid input to a metric: bad pass@k arguments, empty scores, a row without a reward."""
+
+
+class ReportError(ChoiceboxError, ValueError):
+    """The metrics document cannot be reported: it is no mapping or has no ``agent_metrics``."""
+
+
+class BatchError(ChoiceboxError, ValueError):
+    """The run cannot start or continue: a missing input, a ``.partial`` that does not fit it."""

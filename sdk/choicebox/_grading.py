@@ -20,7 +20,7 @@ from ._modes import COMPONENTS, ChainEntry, GradingMode, ModeRegistry, default_r
 from ._regex import DEFAULT_TIMEOUT
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
-from ._steps import Context, Extraction, FailureKind, run_patterns
+from .steps import Context, Extraction, FailureKind, run_patterns
 
 __all__ = ["TEMPLATE_STEP", "VERDICT_KEYS", "Verdict", "grade", "grade_many", "grade_text"]
 

@@ -18,8 +18,8 @@ import yaml
 
 from ._errors import RuleFileError, UnknownModeError
 from ._resources import builtin_rule_files
-from ._steps import ParameterError, Step, step_kinds
 from ._wire import converter
+from .steps import ParameterError, Step, step_kinds
 
 __all__ = [
     "RULES_DIR_ENV",

@@ -15,8 +15,6 @@ from typing import Any
 import choicebox
 from choicebox import (
     DEFAULT_GRADING_MODE,
-    JsonlError,
-    JsonlRow,
     MCQASample,
     ModelOutput,
     MultipleChoiceCompletionSample,
@@ -28,12 +26,10 @@ from choicebox import (
     Style,
     Template,
     WireFormatError,
-    dumps,
-    iter_jsonl,
-    loads,
     response_text,
     templates,
 )
+from choicebox.jsonl import JsonlError, JsonlRow, dumps, iter_jsonl, loads
 
 AnyMultipleChoice = MultipleChoiceQuestionAnswerSample | MultipleChoiceCompletionSample
 

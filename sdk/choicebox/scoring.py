@@ -12,7 +12,7 @@ minus the faults of its released versions:
 * an empty or whitespace-only response never matches, not even an empty target.
 
 Refusal detection is deliberately not here: deciding *why* an answer failed is the job of the
-failure analysis in :mod:`choicebox._metrics`, not of a scorer.
+failure analysis in :mod:`choicebox.metrics`, not of a scorer.
 
 No grading function raises on any response or target string: malformed input is a wrong answer.
 User regexes run through :func:`choicebox._regex.compile_pattern`, so they are time-bounded too.

@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from ._errors import ChoiceboxError
-from ._modes import GradingMode, ModeRegistry, default_registry
-from .testing import ExampleResult, run_mode_examples
+from choicebox._errors import ChoiceboxError
+from choicebox._modes import GradingMode, ModeRegistry, default_registry
+from choicebox.testing import ExampleResult, run_mode_examples
 
 __all__ = ["register"]
 

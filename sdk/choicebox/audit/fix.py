@@ -21,22 +21,20 @@ from typing import Any, Final, TypeVar
 import attrs
 import orjson
 
-from ._audit import (
-    AuditConfig,
-    audit,
-    own_labels,
-    parse_prompt_options,
-    prompt_option_problems,
-)
-from ._errors import ChoiceboxError, WireFormatError
-from ._jsonl import dumps
-from ._samples import (
+from choicebox._errors import FixFileError, WireFormatError
+from choicebox._samples import (
     MCQASample,
     MultipleChoiceCompletionSample,
     MultipleChoiceQuestionAnswerSample,
     MultipleChoiceSample,
 )
-from ._wire import question_from_prompt
+from choicebox._wire import question_from_prompt
+from choicebox.jsonl import dumps
+
+from ._checks import own_labels
+from ._config import AuditConfig
+from ._prompt import parse_prompt_options, prompt_option_problems
+from ._run import audit
 
 __all__ = ["Change", "FixSummary", "RowFix", "fix", "fix_file", "fix_row"]
 
@@ -151,7 +149,7 @@ def _choice_changes(
 def _rerender(prompt: str, template_id: str, options: Mapping[str, str]) -> str | None:
     """``prompt`` rendered again from its shipped template with ``options``, or None when the
     prompt cannot be shown to be exactly that template around its current option list."""
-    from ._templates import templates
+    from choicebox._templates import templates
 
     spec = templates().get(template_id)
     if spec is None:
@@ -272,7 +270,7 @@ def _fix_mcqa(sample: MCQASample) -> tuple[MCQASample, list[Change]]:
             rendered = _rerender(prompt, template_id, options) if template_id else None
             new_params = _replace_prompt(params, rendered) if rendered is not None else None
             if rendered is None or new_params is None:
-                from ._templates import templates
+                from choicebox._templates import templates
 
                 if not template_id:
                     why = "the row names no template (template_metadata.template_id)"
@@ -400,7 +398,7 @@ class RowFix:
 def fix_row(row: Any) -> RowFix:
     """Fix one raw row; only the fields a repair touched differ from ``row`` (null option padding,
     key order and every other field stay as they were)."""
-    from ._wire import decode_mcqa, decode_multiple_choice
+    from choicebox._wire import decode_mcqa, decode_multiple_choice
 
     if not isinstance(row, Mapping):
         return RowFix(row=row, problem="not a JSON object")
@@ -448,10 +446,6 @@ class FixSummary:
     changed_rows: int = 0
     changes: int = 0
     left_unchanged: list[tuple[int, str]] = attrs.field(factory=list)  # (line, why)
-
-
-class FixFileError(ChoiceboxError, OSError):
-    """The input cannot be read or the output cannot be written."""
 
 
 def fix_file(

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from ._errors import ChoiceboxError
+from choicebox._errors import ReportError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["ReportError", "render_report", "write_report"]
 
 
-class ReportError(ChoiceboxError, ValueError):
-    """The metrics document cannot be reported: it is no mapping or has no ``agent_metrics``."""
 
 
 # Charts share one small palette (colour-blind safe, from Okabe & Ito) so the page reads as one.
@@ -620,7 +618,7 @@ def render_report(metrics: Mapping[str, Any], *, title: str = "choicebox report"
     if not isinstance(agent, Mapping):
         raise ReportError("metrics has no 'agent_metrics' mapping")
 
-    from . import __version__
+    from choicebox import __version__
 
     page = _Page(charts=_matplotlib_available())
     _summary(page, metrics, agent, title)

@@ -1,6 +1,6 @@
 """Grading with Ray Data: ``pip install 'choicebox[ray]'``, and ``choicebox grade --engine ray``.
 
-The grading itself is ``choicebox._batch.Grader.grade_lines``, the local engine's: this module
+The grading itself is ``choicebox.batch.Grader.grade_lines``, the local engine's: this module
 only moves lines in and out of Ray, so every output row is the one the local engine writes.
 
 ``grade_dataset`` accepts a dataset in one of two shapes:
@@ -35,14 +35,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import orjson
 
-from ._batch import (
+from choicebox._errors import BatchError
+from choicebox._modes import default_registry
+from choicebox.batch._engine import Grader
+from choicebox.batch._local import (
     CHUNK_BYTES,
-    BatchError,
-    BatchMetrics,
     BatchResult,
-    Grader,
     Progress,
-    RowRecord,
     _chunks,
     _read_partial,
     _skip_rows,
@@ -51,21 +50,12 @@ from ._batch import (
     finish,
     partial_path,
 )
-from ._modes import default_registry
+from choicebox.batch._metrics import BatchMetrics
+from choicebox.batch._records import RowRecord
 
 if TYPE_CHECKING:
     import ray.data
 
-__all__ = [
-    "LINE",
-    "RECORD",
-    "TEXT",
-    "RayGrader",
-    "grade_dataset",
-    "grade_file_ray",
-    "read_lines",
-    "record_from_bytes",
-]
 
 # A pyarrow.Table: pyarrow has no type stubs, so it is imported at run time only (`_pyarrow`).
 _Table: TypeAlias = Any
@@ -310,7 +300,7 @@ def grade_file_ray(
     progress: Progress | None = None,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> BatchResult:
-    """``choicebox._batch.grade_file`` on Ray: the same output file and metrics files.
+    """``choicebox.batch.grade_file`` on Ray: the same output file and metrics files.
 
     Rows are written in input order to ``OUTPUT.partial``, renamed to ``OUTPUT`` at the end;
     ``resume`` continues from a ``.partial`` as the local engine does. Starts a local Ray

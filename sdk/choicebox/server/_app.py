@@ -34,14 +34,14 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ._errors import UnknownModeError, WireFormatError
-from ._fastpath import grade_row_fast
-from ._grading import grade
-from ._metrics import MetricsError, aggregate_metrics
-from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
-from ._regex import DEFAULT_TIMEOUT
-from ._rollout import response_text
-from ._samples import MCQASample
+from choicebox._errors import MetricsError, UnknownModeError, WireFormatError
+from choicebox._fastpath import grade_row_fast
+from choicebox._grading import grade
+from choicebox._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
+from choicebox._regex import DEFAULT_TIMEOUT
+from choicebox._rollout import response_text
+from choicebox._samples import MCQASample
+from choicebox.metrics import aggregate_metrics
 
 __all__ = [
     "CONFIG_ENV",

@@ -1,39 +1,30 @@
-"""The ``choicebox`` command line: one module per command, each registering its subparser."""
+"""The ``choicebox`` command line: one module per command, each registering its subparser.
+
+The command modules import their engines inside their handlers, so ``choicebox rules list`` does
+not pay for what ``choicebox grade`` needs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
+from choicebox import __version__
 
-__all__ = ["main", "positive_int"]
+from . import audit, grade, report, rules, serve
 
-Handler = Callable[[argparse.Namespace], int]
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (workers, sizes)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import _cmd_audit, _cmd_grade, _cmd_report, _cmd_rules, _cmd_serve
-
     parser = argparse.ArgumentParser(
         prog="choicebox", description="Grade multiple-choice answers of language models."
     )
     parser.add_argument("--version", action="version", version=f"choicebox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (_cmd_grade, _cmd_report, _cmd_rules, _cmd_serve, _cmd_audit):
+    for module in (grade, report, rules, serve, audit):
         module.register(commands)
     return parser
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from ._batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX
-from ._report import write_report
+from choicebox.batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX
+from choicebox.metrics.report import write_report
 
 __all__ = ["register"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from ._cli import positive_int
+from choicebox.cli._args import positive_int
 
 __all__ = ["register"]
 
@@ -85,8 +85,8 @@ def register(commands: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ._errors import ChoiceboxError
-    from ._server import CONFIG_ENV, create_app
+    from choicebox._errors import ChoiceboxError
+    from choicebox.server import CONFIG_ENV, create_app
 
     config: dict[str, Any] = {"rules_dirs": list(args.rules_dirs)}
     if args.mode is not None:
@@ -111,7 +111,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     uvicorn.run(
-        "choicebox._server:app_from_env",
+        "choicebox.server:app_from_env",
         factory=True,
         host=args.host,
         port=args.port,

@@ -10,12 +10,12 @@ import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from ._errors import RuleFileError, UnknownModeError
+from choicebox._errors import RuleFileError, UnknownModeError
 
 if TYPE_CHECKING:  # the engine imports numpy and the grading stack: only `grade` pays for it
-    from ._batch import BatchResult, Progress
+    from choicebox.batch import BatchResult, Progress
 
-from ._cli import positive_int
+from choicebox.cli._args import positive_int
 
 __all__ = ["register"]
 
@@ -86,7 +86,7 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ._batch import BatchError, default_output, grade_file
+    from choicebox.batch import BatchError, default_output, grade_file
 
     err = sys.stderr
     progress: Progress | None = None
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 file=err,
             )
             return 2
-        from ._ray import grade_file_ray
+        from choicebox.batch.ray import grade_file_ray
 
         engine = grade_file_ray
     try:
@@ -137,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_report(result: BatchResult, path: str, err: IO[str]) -> int:
-    from ._report import write_report  # matplotlib loads only when a report is asked for
+    from choicebox.metrics.report import (
+        write_report,  # matplotlib loads only when a report is asked for
+    )
 
     document = dict(result.aggregate)
     document["failure_analysis"] = result.failure_analysis

@@ -1,1 +1,0 @@
-"""The default configuration of ``choicebox audit`` (``default.yaml``), shipped as package data."""

@@ -1,0 +1,195 @@
+"""Step kinds that read ``\boxed{...}`` answers: a boxed letter, or a boxed option text."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Final, Literal
+
+import attrs
+
+from choicebox._boxed import BoxReading
+from choicebox._letters import (
+    match_option_text,
+    normalise_option_text,
+)
+
+from ._api import Context, Extraction, Which, _answer, register_step_kind
+
+# --- boxes ---------------------------------------------------------------------------------------
+
+# Between two boxed letters, text made only of these says "one or the other": a hedge.
+_HEDGE_RE: Final = re.compile(
+    r"(?:[\s$,;/|&.:+\-()\[\]\\]|\b(?:or|and|either|maybe|perhaps|possibly|probably|likely|"
+    r"vs|versus|also|could|might|may|be|both|nor|neither|then|so|the|answer|is|are|it|its|"
+    r"else|unless|if|otherwise|not|rather|than|alternatively|one|of|these|those)\b)*",
+    re.IGNORECASE,
+)
+
+
+def _box_hedge(context: Context, chosen_start: int, letter: str) -> tuple[str, ...]:
+    """What the boxes joined to the chosen one by hedge words say, when it differs from it.
+
+    ``\\boxed{A} or \\boxed{B}`` and ``\\boxed{A} or \\boxed{optB}`` are hedges whichever box a
+    step reads; a box joined by real prose ("but on reflection the answer is") is a revision.
+    """
+    boxes = context.box_readings()
+    index = next((i for i, (box, _) in enumerate(boxes) if box.start == chosen_start), None)
+    if index is None:
+        return ()
+    said = [letter]
+    for step in (-1, 1):
+        current = index
+        while 0 <= current + step < len(boxes):
+            near = current + step
+            left, right = (near, current) if step == -1 else (current, near)
+            if _HEDGE_RE.fullmatch(context.text, boxes[left][0].end, boxes[right][0].start) is None:
+                break
+            reading = boxes[near][1]
+            other = _letter_of(reading)
+            if reading.kind == "letters":
+                said.extend(reading.letters)
+            elif other is not None:
+                said.append(other.upper())
+            else:
+                said.append(match_option_text(reading.raw, context.options) or reading.raw)
+            current = near
+    distinct = tuple(dict.fromkeys(said))
+    return distinct if len(distinct) > 1 else ()
+
+
+def _letter_of(reading: BoxReading) -> str | None:
+    if reading.kind in ("letter", "labelled") and reading.letters:
+        return reading.letters[0]
+    return None
+
+
+def _labelled_is_option_text(reading: BoxReading, options: Mapping[str, str]) -> bool:
+    """``\\boxed{E. coli}`` names the option whose text is "E. coli", not option E."""
+    return reading.kind == "labelled" and match_option_text(reading.raw, options) is not None
+
+
+@register_step_kind("boxed_letter")
+@attrs.frozen(kw_only=True)
+class BoxedLetter:
+    """The letter in a ``\\boxed{}`` or ``\\fbox{}``, in any wrapper.
+
+    Reads a bare letter, a wrapped one (``\\text{}``, ``\\textbf{}``, ``(B)``, ``[B]``, ...) and,
+    with ``labels``, a labelled choice (``C: text``). Empty and unclosed boxes are skipped, and so
+    are boxes holding no letter. A box listing several letters, or boxes joined as a hedge
+    (``\\boxed{A} or \\boxed{B}``), are ambiguous. ``which`` picks the first or last lettered box.
+    """
+
+    which: Which = "last"
+    labels: bool = True
+    lowercase: bool = True
+
+    def __call__(self, context: Context) -> Extraction | None:
+        lettered: list[tuple[int, int, BoxReading]] = []
+        for box, reading in context.box_readings():
+            if reading.kind in ("letters", "letter") or (
+                reading.kind == "labelled"
+                and self.labels
+                and not _labelled_is_option_text(reading, context.options)
+            ):
+                lettered.append((box.start, box.end, reading))
+        if not lettered:
+            return None
+        index = -1 if self.which == "last" else 0
+        start, _, reading = lettered[index]
+        if reading.kind == "letters":
+            return Extraction(
+                None,
+                failure="ambiguous",
+                detail=f"the box lists several letters: {', '.join(reading.letters)}",
+                position=start,
+            )
+        letter = _letter_of(reading)
+        assert letter is not None
+        if letter.islower() and not self.lowercase:
+            return Extraction(
+                None,
+                failure="no_answer",
+                detail="lowercase boxed letter",
+                position=start,
+                final=False,
+            )
+        letter = letter.upper()
+        hedge = _box_hedge(context, start, letter)
+        if hedge:
+            return Extraction(
+                None,
+                failure="ambiguous",
+                detail=f"hedged boxes: {', '.join(hedge)}",
+                position=start,
+            )
+        return _answer(
+            context,
+            letter,
+            position=start,
+            clean=len(lettered) == 1 and reading.kind == "letter",
+            detail="boxed letter",
+        )
+
+
+@register_step_kind("boxed_option_text")
+@attrs.frozen(kw_only=True)
+class BoxedOptionText:
+    """Option text inside the chosen box (``\\boxed{Square}``), mapped to its letter.
+
+    ``match``: ``normalised`` compares case- and whitespace-folded text for equality;
+    ``contains`` also accepts a box whose text contains exactly one option's text (word-bounded).
+    An exact match always beats containment; more than one candidate is ambiguous.
+    """
+
+    which: Which = "last"
+    match: Literal["normalised", "contains"] = "normalised"
+
+    def __call__(self, context: Context) -> Extraction | None:
+        readings = context.box_readings()
+        if not readings:
+            return None
+        box, reading = readings[-1] if self.which == "last" else readings[0]
+        raw = reading.raw
+        exact = match_option_text(raw, context.options)
+        if exact is not None:
+            hedge = _box_hedge(context, box.start, exact)
+            if hedge:
+                return Extraction(
+                    None,
+                    failure="ambiguous",
+                    detail=f"hedged boxes: {', '.join(hedge)}",
+                    position=box.start,
+                )
+            return Extraction(exact, position=box.start, detail="option text in a box")
+        if self.match != "contains":
+            return None
+        wanted = normalise_option_text(raw)
+        hits = []
+        for letter, option in context.options.items():
+            norm = normalise_option_text(option)
+            if norm and _word_bounded(norm).search(wanted):
+                hits.append(letter)
+        # An option whose text is part of a longer matching option (PCR in "Reverse
+        # transcription PCR") is not a separate candidate.
+        texts = {letter: normalise_option_text(context.options[letter]) for letter in hits}
+        hits = [h for h in hits if not any(h != o and texts[h] in texts[o] for o in hits)]
+        if len(hits) == 1:
+            return Extraction(hits[0], position=box.start, detail="option text contained in a box")
+        if len(hits) > 1:
+            return Extraction(
+                None,
+                failure="ambiguous",
+                detail=f"the box matches several options: {', '.join(hits)}",
+                position=box.start,
+            )
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_bounded(text: str) -> re.Pattern[str]:
+    """``text`` as a literal that must stand as whole words; compiled once per option text."""
+    return re.compile(rf"(?<!\w){re.escape(text)}(?!\w)")
+
+

@@ -1,0 +1,172 @@
+"""The ``regex`` step kind: user and template patterns, run with a time bound."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final, Literal, TypeAlias
+
+import attrs
+
+from choicebox._errors import ParameterError
+from choicebox._letters import (
+    localise_letters,
+    match_option_text,
+    read_payload,
+)
+from choicebox._regex import FLAG_NAMES, RegexTimeout, compile_pattern, flags_from_names
+
+from ._api import Context, Extraction, Which, _answer, _from_payload, register_step_kind
+
+# --- regexes -------------------------------------------------------------------------------------
+
+PayloadKind: TypeAlias = Literal["letter", "option_text", "answer"]
+
+
+def _as_patterns(value: str | Sequence[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _check_patterns(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    if not value:
+        raise ParameterError("pattern", "needs at least one pattern")
+    flags = flags_from_names(instance.flags)
+    for source in value:
+        compiled = compile_pattern(source, flags)
+        if compiled.error is not None:
+            raise ParameterError("pattern", compiled.error)
+
+
+def _check_flags(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    unknown = [f for f in value if f not in FLAG_NAMES]
+    if unknown:
+        raise ParameterError(
+            "flags", f"unknown flags {unknown}; known flags: {', '.join(FLAG_NAMES)}"
+        )
+
+
+_LETTER_CAPTURE_RE: Final = re.compile(r"^[\s(\[*$]*([A-Za-z])[\s)\]*$.]*$")
+
+
+@register_step_kind("regex")
+@attrs.frozen(kw_only=True)
+class RegexStep:
+    """A regular expression whose capture holds the answer; patterns are tried in order.
+
+    ``which`` picks the first or the last (rightmost) match. The capture is ``group`` when given,
+    else the group named ``answer``, else the last group that took part in the match. ``payload``
+    says how to read it: ``letter`` (a lone letter, or else an option's exact text), ``option_text``
+    (an option's text), or ``answer`` (a free answer payload: wrappers, lists, labels). A single
+    letter that runs on into a word (the ``d`` of "definitely" under ``ignorecase``) is no answer.
+    Patterns run on a time-bounded engine.
+    """
+
+    flags: tuple[str, ...] = attrs.field(
+        default=("ignorecase",), converter=tuple, validator=_check_flags
+    )
+    pattern: tuple[str, ...] = attrs.field(converter=_as_patterns, validator=_check_patterns)
+    which: Which = "last"
+    group: int | str | None = None
+    payload: PayloadKind = "letter"
+    lowercase: bool = True
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return run_patterns(
+            self.pattern,
+            flags_from_names(self.flags),
+            context,
+            which=self.which,
+            group=self.group,
+            payload=self.payload,
+            lowercase=self.lowercase,
+        )
+
+
+def run_patterns(
+    patterns: Sequence[str],
+    flags: int,
+    context: Context,
+    *,
+    which: Which = "last",
+    group: int | str | None = None,
+    payload: PayloadKind = "letter",
+    lowercase: bool = True,
+) -> Extraction | None:
+    """Try ``patterns`` in order; the first answer wins, else the first problem met."""
+    kept: Extraction | None = None
+    for source in patterns:
+        found = _run_pattern(
+            source, flags, context, which=which, group=group, payload=payload, lowercase=lowercase
+        )
+        if found is None:
+            continue
+        if found.letter is not None or found.final:
+            return found
+        kept = kept or found
+    return kept
+
+
+def _capture(match: Any, group: int | str | None) -> tuple[str | None, int]:
+    if group is not None:
+        try:
+            return match.group(group), match.start(group)
+        except (IndexError, KeyError):
+            return None, match.start()
+    if "answer" in match.re.groupindex:
+        return match.group("answer"), match.start("answer")
+    if match.lastindex:
+        return match.group(match.lastindex), match.start(match.lastindex)
+    return match.group(0), match.start()
+
+
+def _run_pattern(
+    source: str,
+    flags: int,
+    context: Context,
+    *,
+    which: Which,
+    group: int | str | None,
+    payload: PayloadKind,
+    lowercase: bool,
+) -> Extraction | None:
+    """One pattern: its best finding over the text."""
+    compiled = compile_pattern(source, flags)
+    if compiled.error is not None:
+        return Extraction(None, failure="invalid_regex", detail=compiled.error, final=False)
+    text = context.text
+    try:
+        matches = compiled.finditer(text, context.regex_timeout)
+    except RegexTimeout as exc:
+        return Extraction(None, failure="regex_timeout", detail=str(exc), final=False)
+    ordered = reversed(matches) if which == "last" else iter(matches)
+    for match in ordered:
+        captured, start = _capture(match, group)
+        if captured is None:
+            continue
+        detail = f"pattern {source!r}"
+        if payload == "answer":
+            found = _from_payload(
+                read_payload(captured, context.options, lowercase=lowercase),
+                position=start,
+                clean=True,
+                detail=detail,
+            )
+            if found is not None:
+                return found
+            continue
+        if payload == "letter":
+            letter_match = _LETTER_CAPTURE_RE.match(localise_letters(captured))
+            if letter_match is not None:
+                end = start + len(captured)
+                if end < len(text) and text[end].isalpha() and len(captured.strip()) == 1:
+                    continue  # the letter starts a word: "answer is definitely ..."
+                letter = letter_match.group(1)
+                if letter.islower() and not lowercase:
+                    continue
+                return _answer(context, letter.upper(), position=start, clean=True, detail=detail)
+        by_text = match_option_text(captured, context.options, punctuation=False, numeric=False)
+        if by_text is not None:
+            return Extraction(by_text, position=start, clean=True, detail=f"{detail} (option text)")
+    return None
+
+

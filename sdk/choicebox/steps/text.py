@@ -1,0 +1,189 @@
+"""Step kinds that read the whole output or its last line: option text, a standalone letter, tags."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final, Literal, TypeAlias
+
+import attrs
+
+from choicebox._errors import ParameterError
+from choicebox._letters import (
+    Payload,
+    match_option_text,
+    read_payload,
+)
+
+from ._api import Context, Extraction, _from_payload, register_step_kind
+
+# --- whole-output readings -----------------------------------------------------------------------
+
+Scope: TypeAlias = Literal["whole", "last_line"]
+
+
+def _scoped(text: str, scope: Scope) -> tuple[str, int]:
+    stripped = text.rstrip()
+    if scope == "whole":
+        return stripped.strip(), len(stripped) - len(stripped.lstrip())
+    cut = stripped.rfind("\n")
+    return stripped[cut + 1 :].strip(), cut + 1
+
+
+def _line_before(text: str, position: int) -> str:
+    """The last non-blank line that ends before ``position``, stripped."""
+    before = text[max(0, position - 4096) : position].rstrip()
+    return before[before.rfind("\n") + 1 :].strip()
+
+
+def _listed(letter: str, other: str | None, position: int) -> Extraction | None:
+    """A one-per-line list (``A`` / ``B`` / ``C``, or option texts) is no single answer."""
+    if other is None or other == letter:
+        return None
+    return Extraction(
+        None,
+        failure="ambiguous",
+        detail=f"the last lines list several choices: {other}, {letter}",
+        position=position,
+    )
+
+
+_LISTING_RE: Final = re.compile(r"^\(?[A-Za-z][):.]\s+\S")
+
+
+@register_step_kind("option_text")
+@attrs.frozen(kw_only=True)
+class OptionTextStep:
+    """The whole output, or its last line, is exactly one option's text.
+
+    ``punctuation`` ignores punctuation and ``numeric`` compares numbers by value (``12.0`` is
+    ``12``, ``120`` is not). Two options with the same normalised text match nothing.
+    """
+
+    scope: Scope = "last_line"
+    punctuation: bool = True
+    numeric: bool = True
+
+    def __call__(self, context: Context) -> Extraction | None:
+        line, position = _scoped(context.text, self.scope)
+        if not line or len(line) > 2000:
+            return None
+        letter = match_option_text(
+            line, context.options, punctuation=self.punctuation, numeric=self.numeric
+        )
+        if letter is None:
+            return None
+        if self.scope == "last_line":
+            previous = match_option_text(
+                _line_before(context.text, position),
+                context.options,
+                punctuation=self.punctuation,
+                numeric=self.numeric,
+            )
+            listed = _listed(letter, previous, position)
+            if listed is not None:
+                return listed
+        return Extraction(letter, position=position, detail="the output is an option's text")
+
+
+@register_step_kind("standalone_letter")
+@attrs.frozen(kw_only=True)
+class StandaloneLetter:
+    """A letter standing alone: the whole output or its last line is ``B``, ``(B)``, ``**B.**``.
+
+    With ``anywhere`` the last standalone capital option letter anywhere in the text counts
+    (lm-eval's flexible fallback); it can be fooled by an echoed question, so no built-in mode
+    uses it. A line that lists an option (``A: text``) is never read as an answer.
+    """
+
+    scope: Scope = "last_line"
+    anywhere: bool = False
+    lowercase: bool = False
+
+    def __call__(self, context: Context) -> Extraction | None:
+        if self.anywhere:
+            for match in reversed(list(_STANDALONE_CAPITAL_RE.finditer(context.text))):
+                if match.group(1) in context.options:
+                    return Extraction(
+                        match.group(1), position=match.start(), detail="last standalone letter"
+                    )
+            return None
+        line, position = _scoped(context.text, self.scope)
+        payload = self._lone(line, context)
+        if payload is None:
+            return None
+        if payload.kind == "letter" and payload.letter is not None and self.scope == "last_line":
+            previous = self._lone(_line_before(context.text, position), context)
+            listed = _listed(
+                payload.letter, previous.letter if previous is not None else None, position
+            )
+            if listed is not None:
+                return listed
+        return _from_payload(payload, position=position, clean=False, detail="a lone letter")
+
+    def _lone(self, line: str, context: Context) -> Payload | None:
+        """The payload of a line that is a lone letter (or a letter list), else ``None``."""
+        if not line or len(line) > 24 or _LISTING_RE.match(line):
+            return None
+        payload = read_payload(
+            line, context.options, option_text=False, last_letter=False, lowercase=self.lowercase
+        )
+        if payload.kind == "ambiguous" or (
+            payload.kind == "letter" and len(line.strip("*_`$()[]{}.:!\\ \t")) == 1
+        ):
+            return payload
+        return None
+
+
+_STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])")
+
+
+def _tags(value: str | Sequence[str]) -> tuple[str, ...]:
+    tags = (value,) if isinstance(value, str) else tuple(value)
+    if not tags or not all(
+        isinstance(t, str) and re.fullmatch(r"[A-Za-z_][\w\-]*", t) for t in tags
+    ):
+        raise ParameterError("tags", "tags must be XML-style names such as answer or final_answer")
+    return tuple(t.lower() for t in tags)
+
+
+@register_step_kind("tagged_answer")
+@attrs.frozen(kw_only=True)
+class TaggedAnswer:
+    """The content of the last ``<answer>...</answer>``-style tag pair: a letter or option text.
+
+    ``tags`` are the element names to read (``answer``, ``solution``, ``choice``); the content is
+    read as an answer payload, so ``<answer>(B)</answer>``, ``<choice>option text</choice>`` and
+    ``<answer>A or B</answer>`` (ambiguous) are all understood.
+    """
+
+    tags: tuple[str, ...] = attrs.field(default=("answer",), converter=_tags)
+
+    def __call__(self, context: Context) -> Extraction | None:
+        if "</" not in context.text:
+            return None
+        lowered = context.lowered()
+        if len(lowered) != len(context.text):
+            return None
+        best: tuple[int, int, int] | None = None
+        for tag in self.tags:
+            close = lowered.rfind(f"</{tag}>")
+            if close == -1:
+                continue
+            open_at = lowered.rfind(f"<{tag}>", 0, close)
+            if open_at == -1:
+                continue
+            if best is None or open_at > best[0]:
+                best = (open_at, open_at + len(tag) + 2, close)
+        if best is None:
+            return None
+        position, start, end = best
+        content = context.text[start:end]
+        if len(content) > 2000:
+            return None
+        return _from_payload(
+            read_payload(content, context.options, last_letter=False),
+            position=position,
+            clean=True,
+            detail="a tagged answer",
+        )
