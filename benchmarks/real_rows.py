@@ -1,0 +1,119 @@
+"""Grading cost on real rows, next to the cost of merely parsing them.
+
+For each row file (``.jsonl`` or ``.jsonl.gz``, NeMo Gym verify rows such as the MMLU-Pro outputs
+in ``../shared/data/mmlupro/`` and Gym's rollouts in ``../shared/data/gym/``) it prints, on one
+core and in this process:
+
+* ``orjson.loads`` of every line, streaming (the result dropped): the floor any verifier pays;
+* per built-in mode, ``choicebox.batch.Grader.grade_lines`` (decode + grade + encode the output
+  row): microseconds per row and the ratio to ``orjson.loads``;
+
+and, unless ``--no-process``, the whole ``choicebox grade`` process (start-up, imports, parser,
+output and metrics files) on the file, with one worker and with two: wall seconds and rows/s.
+
+Usage::
+
+    python benchmarks/real_rows.py FILE [FILE ...] [--modes m1,m2] [--repeat 3] [--no-process]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from choicebox import default_registry
+from choicebox.batch import Grader
+
+
+def read_lines(path: Path) -> list[bytes]:
+    opener: Callable[..., object] = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:  # type: ignore[operator]
+        return [line.rstrip(b"\n") for line in handle if line.strip()]  # type: ignore[attr-defined]
+
+
+def best_of(repeat: int, run: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def in_process(lines: list[bytes], modes: list[str], repeat: int) -> None:
+    def parse() -> None:
+        loads = orjson.loads
+        for line in lines:
+            loads(line)
+
+    n = len(lines)
+    floor = best_of(repeat, parse) / n
+    print(f"  {'orjson.loads (streaming)':<34} {floor * 1e6:8.1f} us/row")
+    numbered = list(enumerate(lines, start=1))
+    for mode in modes:
+        grader = Grader(mode=mode)
+        grader.grade_lines(numbered[:50])  # build the mode and any parser before timing
+
+        def grade(grader: Grader = grader) -> None:
+            for start in range(0, n, 256):  # spans of about CHUNK_BYTES, as the runners hand out
+                grader.grade_lines(numbered[start : start + 256])
+
+        per_row = best_of(repeat, grade) / n
+        print(
+            f"  {'grade_lines, ' + mode:<34} {per_row * 1e6:8.1f} us/row"
+            f"   {per_row / floor:5.1f}x orjson.loads"
+        )
+
+
+def whole_process(path: Path, lines: list[bytes], mode: str, workers: int) -> tuple[float, int]:
+    with tempfile.TemporaryDirectory() as scratch:
+        source = Path(scratch) / "rows.jsonl"
+        source.write_bytes(b"\n".join(lines) + b"\n")
+        out = Path(scratch) / "graded.jsonl"
+        command = [sys.executable, "-m", "choicebox", "grade", str(source), "-o", str(out)]
+        command += ["--mode", mode, "--workers", str(workers), "-q"]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode not in (0, 1):  # 1: some rows are error rows (5 one-option questions)
+            raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+        return time.perf_counter() - start, len(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--modes", help="comma-separated modes (default: every built-in mode)")
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+    parser.add_argument("--limit", type=int, default=0, help="first N rows of each file only")
+    parser.add_argument("--no-process", action="store_true", help="skip the `choicebox grade` runs")
+    args = parser.parse_args()
+    modes = args.modes.split(",") if args.modes else sorted(default_registry().names())
+    for path in args.files:
+        lines = read_lines(path)
+        if args.limit:
+            lines = lines[: args.limit]
+        size = sum(map(len, lines)) / max(1, len(lines))
+        print(f"{path.name}: {len(lines)} rows, {size / 1000:.1f} KB/row")
+        in_process(lines, modes, args.repeat)
+        if not args.no_process:
+            for mode in modes:
+                for workers in (1, 2):
+                    seconds, n = whole_process(path, lines, mode, workers)
+                    print(
+                        f"  choicebox grade --mode {mode} --workers {workers}: "
+                        f"{seconds:6.2f} s  {n / seconds:9,.0f} rows/s"
+                    )
+
+
+if __name__ == "__main__":
+    main()
