@@ -213,7 +213,8 @@ def main() -> None:
             rows_file.write_bytes(b"\n".join(lines) + b"\n")
             env = {**os.environ, "PYTHONWARNINGS": "ignore"}
             command = [str(gym_python), str(side), str(rows_file), str(out_file), str(args.repeat)]
-            subprocess.run([*command, ",".join(MODES)], check=True, env=env)
+            # cwd: Gym's config loader (Hydra) writes an `outputs/` folder where it runs.
+            subprocess.run([*command, ",".join(MODES)], check=True, env=env, cwd=scratch)
             compare(path.name, lines, json.loads(out_file.read_text()), args.repeat)
 
 
