@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, overload
 
 import attrs
 
-from ._errors import SampleError
+from ._errors import SampleError, WireFormatError
 
 __all__ = [
     "DEFAULT_GRADING_MODE",
@@ -146,12 +146,10 @@ class MultipleChoiceSample:
     @classmethod
     def from_wire(cls, row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
         """Decode a wire row; the result is the specific class for the row's ``style``."""
-        from ._wire import decode_multiple_choice
+        from ._wire import decode_multiple_choice  # noqa: PLC0415  _wire imports _samples
 
         sample = decode_multiple_choice(row)
         if cls is not MultipleChoiceSample and not isinstance(sample, cls):
-            from ._errors import WireFormatError
-
             raise WireFormatError(
                 [f"style {sample.style!r} does not match {cls.__name__} @ $.style"]
             )
@@ -159,7 +157,7 @@ class MultipleChoiceSample:
 
     def to_wire(self) -> dict[str, Any]:
         """Encode to the wire row: core fields, then the ``extra`` columns unchanged."""
-        from ._wire import encode_multiple_choice
+        from ._wire import encode_multiple_choice  # noqa: PLC0415  _wire imports _samples
 
         return encode_multiple_choice(self)  # type: ignore[arg-type]  # only subclasses exist
 
@@ -400,13 +398,13 @@ class MCQASample:
     @classmethod
     def from_wire(cls, row: Mapping[str, Any]) -> MCQASample:
         """Decode a NeMo Gym JSONL row (unknown keys are kept in ``extra``)."""
-        from ._wire import decode_mcqa
+        from ._wire import decode_mcqa  # noqa: PLC0415  _wire imports _samples
 
         return decode_mcqa(row)
 
     def to_wire(self) -> dict[str, Any]:
         """Encode to a NeMo Gym JSONL row, keys in the order they were read."""
-        from ._wire import encode_mcqa
+        from ._wire import encode_mcqa  # noqa: PLC0415  _wire imports _samples
 
         return encode_mcqa(self)
 
@@ -466,7 +464,7 @@ class MCQASample:
         Raises ``SampleError`` when no lossless lettered question exists: more choices than
         letters, an empty choice (options must have text) or an extra column named like a row field.
         """
-        from ._templates import render_sample
+        from ._templates import render_sample  # noqa: PLC0415  _templates imports _samples
 
         if not isinstance(sample, MultipleChoiceSample):
             raise SampleError(
@@ -519,7 +517,7 @@ class MCQASample:
         ``options`` may be a mapping of letters to texts or a plain list (lettered A, B, C, ...).
         The template supplies the prompt, the matching ``output_regex`` and the grading mode.
         """
-        from ._templates import render_sample
+        from ._templates import render_sample  # noqa: PLC0415  _templates imports _samples
 
         return render_sample(
             question,

@@ -12,20 +12,33 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 import choicebox
 from choicebox import (
     DEFAULT_GRADING_MODE,
+    Context,
+    Extraction,
+    FailureKind,
+    GradingMode,
     MCQASample,
     ModelOutput,
+    ModeRegistry,
     MultipleChoiceCompletionSample,
     MultipleChoiceQuestionAnswerSample,
     MultipleChoiceSample,
     PromptTemplate,
     Rollout,
     SampleError,
+    Step,
     Style,
     Template,
+    UnknownModeError,
+    Verdict,
     WireFormatError,
+    default_registry,
+    grade,
+    register_step_kind,
     response_text,
     templates,
 )
@@ -177,3 +190,79 @@ def errors() -> None:
         field: str = exc.field
         as_value_error: ValueError = exc
         print(field, as_value_error)
+
+
+@register_step_kind("typing_marker")
+@attrs.frozen(kw_only=True)
+class MarkerLetter:
+    """A step kind as an extension writes one: attrs fields are its parameters."""
+
+    marker: str = ">>"
+
+    def __call__(self, context: Context) -> Extraction | None:
+        at = context.text.rfind(self.marker)
+        if at < 0:
+            return None
+        return Extraction(context.text[at + len(self.marker) :][:1] or None, position=at)
+
+
+def extension_api(sample: MCQASample, output: ModelOutput) -> None:
+    kept: type[MarkerLetter] = MarkerLetter  # the decorator returns the class itself
+    step: Step = kept(marker="=>")
+    context = Context("=> B", {"A": "x", "B": "y"}, regex_timeout=0.1, answer_prefix=None)
+    text: str = context.text
+    options: Mapping[str, str] = context.options
+    found: Extraction | None = step(context)
+    if found is not None:
+        letter: str | None = found.letter
+        why: FailureKind | None = found.failure
+        stops: bool = found.final
+        print(letter, why, stops)
+    registry: ModeRegistry = default_registry()
+    with_mine: ModeRegistry = default_registry(["my_rules", Path("more_rules")])
+    mode: GradingMode = registry.get("strict_single_letter_boxed")
+    verdict: Verdict = grade(sample, output)
+    by_name: Verdict = grade(sample, "\\boxed{B}", mode="robust", registry=with_mine)
+    by_mode: Verdict = grade(sample, output, mode=mode, regex_timeout=0.5)
+    reward: float = verdict.reward
+    components: Mapping[str, float] = verdict.reward_components
+    answer: str | None = verdict.extracted_answer
+    failure: FailureKind | None = verdict.failure
+    correct: bool = verdict.correct
+    wire: dict[str, Any] = verdict.to_wire()
+    try:
+        registry.get("no_such_mode")
+    except UnknownModeError as exc:
+        known: tuple[str, ...] = exc.known
+        print(known)
+    print(text, options, by_name, by_mode, reward, components, answer, failure, correct, wire)
+
+
+def extension_api_that_must_not_type_check(sample: MCQASample, verdict: Verdict) -> None:
+    @attrs.frozen
+    class NotCallable:
+        marker: str = ">>"
+
+    @attrs.frozen
+    class ReadsAString:
+        def __call__(self, text: str) -> Extraction | None:
+            return None
+
+    @attrs.frozen
+    class ReturnsALetter:
+        def __call__(self, context: Context) -> str:
+            return "A"
+
+    # A class whose instances are no Step is refused where it is registered.
+    register_step_kind("typing_not_callable")(NotCallable)  # type: ignore[type-var]
+    register_step_kind("typing_reads_a_string")(ReadsAString)  # type: ignore[type-var]
+    register_step_kind("typing_returns_a_letter")(ReturnsALetter)  # type: ignore[type-var]
+    register_step_kind(MarkerLetter)  # type: ignore[arg-type]
+    not_a_step: Step = "Answer: B"  # type: ignore[assignment]
+    Extraction("A", failure="wrong")  # type: ignore[arg-type]
+    Context("Answer: B", ["A", "B"])  # type: ignore[arg-type]
+    grade(sample, "Answer: B", mode=3)  # type: ignore[arg-type]
+    grade(sample, "Answer: B", "robust")  # type: ignore[call-arg]
+    verdict.reward = 1.0  # type: ignore[misc]
+    wrong_kind: str = verdict.failure  # type: ignore[assignment]
+    print(not_a_step, wrong_kind)

@@ -16,6 +16,7 @@ from choicebox._samples import (
     MCQASample,
     MultipleChoiceSample,
 )
+from choicebox._wire import decode_mcqa, decode_multiple_choice
 from choicebox.jsonl import JsonlError, JsonlRow, iter_jsonl
 
 from ._checks import _ROW_CHECKS
@@ -64,8 +65,6 @@ _PROBLEM_CHECKS: Final = (
 
 
 def _decode_problems(row: Mapping[str, Any], family: str) -> tuple[str, ...]:
-    from choicebox._wire import decode_mcqa, decode_multiple_choice
-
     try:
         if family == "mc":
             decode_multiple_choice(row)

@@ -16,6 +16,7 @@ from choicebox._samples import (
     MultipleChoiceQuestionAnswerSample,
     MultipleChoiceSample,
 )
+from choicebox._templates import templates
 from choicebox._wire import question_from_prompt
 
 from ._prompt import _options_in_prompt, parse_prompt_options
@@ -139,8 +140,6 @@ def _question_stem(
 def _template_prefixes() -> tuple[re.Pattern[str], ...]:
     cached = _PREFIX_CACHE.get("prefixes")
     if cached is None:
-        from choicebox._templates import templates
-
         found: list[re.Pattern[str]] = []
         for spec in templates().values():
             head, sep, _ = spec.prompt.partition("{question}")

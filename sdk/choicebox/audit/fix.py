@@ -28,7 +28,8 @@ from choicebox._samples import (
     MultipleChoiceQuestionAnswerSample,
     MultipleChoiceSample,
 )
-from choicebox._wire import question_from_prompt
+from choicebox._templates import templates
+from choicebox._wire import decode_mcqa, decode_multiple_choice, question_from_prompt
 from choicebox.jsonl import dumps
 
 from ._checks import own_labels
@@ -149,8 +150,6 @@ def _choice_changes(
 def _rerender(prompt: str, template_id: str, options: Mapping[str, str]) -> str | None:
     """``prompt`` rendered again from its shipped template with ``options``, or None when the
     prompt cannot be shown to be exactly that template around its current option list."""
-    from choicebox._templates import templates
-
     spec = templates().get(template_id)
     if spec is None:
         return None
@@ -270,8 +269,6 @@ def _fix_mcqa(sample: MCQASample) -> tuple[MCQASample, list[Change]]:
             rendered = _rerender(prompt, template_id, options) if template_id else None
             new_params = _replace_prompt(params, rendered) if rendered is not None else None
             if rendered is None or new_params is None:
-                from choicebox._templates import templates
-
                 if not template_id:
                     why = "the row names no template (template_metadata.template_id)"
                 elif template_id not in templates():
@@ -398,8 +395,6 @@ class RowFix:
 def fix_row(row: Any) -> RowFix:
     """Fix one raw row; only the fields a repair touched differ from ``row`` (null option padding,
     key order and every other field stay as they were)."""
-    from choicebox._wire import decode_mcqa, decode_multiple_choice
-
     if not isinstance(row, Mapping):
         return RowFix(row=row, problem="not a JSON object")
     is_mc = row.get("task_type") == "multiple_choice" or ("context" in row and "choices" in row)

@@ -72,7 +72,7 @@ _QUIET_LOGGERS: Final = {"ray.data": logging.WARNING, "ray.data._internal.progre
 
 
 def _pyarrow() -> Any:
-    import pyarrow  # type: ignore[import-untyped]  # no stubs; `ray[data]` installs it
+    import pyarrow  # noqa: PLC0415  the optional ray extra installs it
 
     return pyarrow
 
@@ -183,7 +183,7 @@ def grade_dataset(
     ``workers`` is the number of grader actors (default: Ray's autoscaling pool). Raises
     ``UnknownModeError`` or ``RuleFileError`` at once for a bad ``mode`` or rule file.
     """
-    import ray.data
+    import ray.data  # noqa: PLC0415  the optional ray extra
 
     dirs = tuple(str(Path(d).resolve()) for d in rules_dirs)  # workers may run elsewhere
     _check_grading_options(mode, dirs)
@@ -237,7 +237,7 @@ def _spans(path: Path, offset: int, first_line: int, chunk_bytes: int) -> list[d
 
 
 def _dataset_of_spans(spans: list[dict[str, Any]]) -> ray.data.Dataset:
-    import ray.data
+    import ray.data  # noqa: PLC0415  the optional ray extra
 
     items = ray.data.from_items(spans, override_num_blocks=min(len(spans), _MAX_SPAN_BLOCKS))
     return items.map_batches(_read_spans, batch_format="pyarrow", batch_size=1)
@@ -307,8 +307,8 @@ def grade_file_ray(
     instance (or joins the one ``RAY_ADDRESS`` names) unless Ray is already initialised, and
     shuts down only one it started. ``workers`` is the number of grader actors.
     """
-    import ray
-    from ray.data import DataContext
+    import ray  # noqa: PLC0415  the optional ray extra
+    from ray.data import DataContext  # noqa: PLC0415  the optional ray extra
 
     source = Path(input_path).resolve()
     if not source.is_file():

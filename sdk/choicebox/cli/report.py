@@ -9,9 +9,6 @@ from typing import Any
 
 import orjson
 
-from choicebox.batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX
-from choicebox.metrics.report import write_report
-
 __all__ = ["register"]
 
 
@@ -35,6 +32,9 @@ def _read(path: Path) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from choicebox.batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
+    from choicebox.metrics.report import write_report  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
+
     source = Path(args.metrics)
     try:
         document = _read(source)

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from choicebox._errors import ChoiceboxError
 from choicebox.cli._args import positive_int
 
 __all__ = ["register"]
@@ -85,8 +86,7 @@ def register(commands: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from choicebox._errors import ChoiceboxError
-    from choicebox.server import CONFIG_ENV, create_app
+    from choicebox.server import CONFIG_ENV, create_app  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
 
     config: dict[str, Any] = {"rules_dirs": list(args.rules_dirs)}
     if args.mode is not None:
@@ -108,7 +108,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     os.environ[CONFIG_ENV] = orjson.dumps(config).decode()
 
-    import uvicorn
+    import uvicorn  # noqa: PLC0415  only serving needs the ASGI server
 
     uvicorn.run(
         "choicebox.server:app_from_env",

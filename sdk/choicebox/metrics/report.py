@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from choicebox import __version__
 from choicebox._errors import ReportError
 
 if TYPE_CHECKING:
@@ -189,7 +190,7 @@ _SVG_XMLNS_RE: Final = re.compile(r'\s+xmlns(?::xlink)?="[^"]*"')
 
 def _matplotlib_available() -> bool:
     try:
-        import matplotlib.figure  # noqa: F401
+        import matplotlib.figure  # noqa: F401, PLC0415  the optional report extra
     except ImportError:
         return False
     return True
@@ -198,7 +199,7 @@ def _matplotlib_available() -> bool:
 def _figure(height: float) -> Figure:
     # The object-oriented Figure, not pyplot: no global figure registry and no GUI backend, so
     # rendering never touches the caller's backend (what matplotlib.use("Agg") would change).
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415  the optional report extra
 
     fig = Figure(figsize=(_CHART_WIDTH, height), layout="constrained")
     fig.patch.set_facecolor("white")
@@ -216,7 +217,7 @@ def _style(ax: Any) -> None:
 
 def _svg(fig: Figure, title: str, salt: str) -> str:
     """The figure as an inline ``<svg>`` element with deterministic, page-unique ids."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415  the optional report extra
 
     buffer = io.StringIO()
     # svg.hashsalt fixes the clip-path ids: the same input renders the same page, and a distinct
@@ -241,7 +242,7 @@ def _svg(fig: Figure, title: str, salt: str) -> str:
 
 
 def _category_chart(field: str, rows: Sequence[_CategoryRow], overall: float | None) -> str:
-    from matplotlib.ticker import PercentFormatter
+    from matplotlib.ticker import PercentFormatter  # noqa: PLC0415  the optional report extra
 
     shown = rows[:_MAX_CHART_BARS]
     fig = _figure(1.1 + 0.3 * len(shown))
@@ -278,7 +279,7 @@ def _category_chart(field: str, rows: Sequence[_CategoryRow], overall: float | N
 
 
 def _failure_chart(kinds: Sequence[tuple[str, int, float | None]]) -> str:
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415  the optional report extra
 
     shown = kinds[:_MAX_CHART_BARS]
     fig = _figure(1.0 + 0.34 * len(shown))
@@ -301,7 +302,7 @@ def _failure_chart(kinds: Sequence[tuple[str, int, float | None]]) -> str:
 
 
 def _pass_chart(series: Sequence[_Series]) -> str:
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415  the optional report extra
 
     fig = _figure(3.4)
     ax = fig.add_subplot()
@@ -617,8 +618,6 @@ def render_report(metrics: Mapping[str, Any], *, title: str = "choicebox report"
     agent = metrics.get("agent_metrics")
     if not isinstance(agent, Mapping):
         raise ReportError("metrics has no 'agent_metrics' mapping")
-
-    from choicebox import __version__
 
     page = _Page(charts=_matplotlib_available())
     _summary(page, metrics, agent, title)

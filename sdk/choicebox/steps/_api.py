@@ -117,10 +117,10 @@ class Step(Protocol):
     def __call__(self, context: Context, /) -> Extraction | None: ...
 
 
-StepT = TypeVar("StepT", bound=type)
+# Bound to the protocol, so a type checker rejects a class whose instances are no ``Step``; the
+# runtime checks below catch the same mistakes (and a class that is not attrs) for untyped callers.
+StepT = TypeVar("StepT", bound=type[Step])
 _KINDS: dict[str, type[Any]] = {}
-
-
 
 
 def register_step_kind(name: str, *, replace: bool = False) -> Callable[[StepT], StepT]:
