@@ -349,31 +349,42 @@ def test_user_config_overrides_only_what_it_names(tmp_path: Path) -> None:
     [
         (
             "checks:\n  empty_choice:\n    enabeld: true\n",
-            "x.yaml:3: empty_choice.enabeld: unknown key 'enabeld'",
+            "x.yaml:3:5: empty_choice.enabeld: unknown key 'enabeld'",
         ),
         (
             "checks:\n  no_such_check:\n    enabled: true\n",
-            "x.yaml:2: checks: unknown check 'no_such_check'",
+            "x.yaml:2:3: checks: unknown check 'no_such_check'",
         ),
         (
             "checks:\n  truncated_question:\n    min_length: ten\n",
-            "x.yaml:3: truncated_question.min_length",
+            "x.yaml:3:17: truncated_question.min_length",
         ),
-        ("checks:\n  empty_choice:\n    severity: fatal\n", "x.yaml:3: empty_choice.severity"),
+        ("checks:\n  empty_choice:\n    severity: fatal\n", "x.yaml:3:15: empty_choice.severity"),
         (
             "checks:\n  template_regex_mismatch:\n    formats:\n      - instruction: '('\n",
-            "x.yaml:4:",
+            "x.yaml:4:7: template_regex_mismatch.formats: [0].instruction:",
         ),
-        ("colour: blue\n", "x.yaml:1: unknown key 'colour'"),
-        ("checks: [\n", "x.yaml:2: invalid YAML"),
-        ("checks:\n  empty_choice: !!python/object:os.system {}\n", "x.yaml:"),
+        ("colour: blue\n", "x.yaml:1:1: unknown key 'colour'"),
+        ("checks: [\n", "x.yaml:2:1: invalid YAML"),
+        ("checks:\n  empty_choice: !!python/object:os.system {}\n", "x.yaml:2:17: empty_choice must be"),
     ],
 )
-def test_invalid_configs_name_file_and_line(text: str, message: str) -> None:
+def test_invalid_configs_name_file_line_and_column(text: str, message: str) -> None:
     with pytest.raises(AuditConfigError) as caught:
         AuditConfig.from_yaml(text, source="x.yaml")
-    assert str(caught.value).startswith(message), str(caught.value)
-    assert isinstance(caught.value, ValueError)
+    error = caught.value
+    assert str(error).startswith(message), str(error)
+    assert isinstance(error, ValueError)
+    assert (error.path, error.line) == ("x.yaml", int(message.split(":")[1]))
+    # The offending line follows, with a caret under the column (as a rule file error shows it).
+    source = text.splitlines()
+    assert error.line is not None
+    assert error.column is not None
+    if error.line <= len(source):
+        assert str(error).splitlines()[1:] == [
+            f"    {source[error.line - 1]}",
+            "    " + " " * (error.column - 1) + "^",
+        ]
 
 
 def test_select_and_ignore() -> None:

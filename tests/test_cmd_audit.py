@@ -92,13 +92,18 @@ def test_checks_file_is_laid_over_the_defaults(
     assert "gold_not_in_choices" not in out
 
 
-def test_bad_checks_file_exits_2_naming_file_and_line(
+def test_bad_checks_file_exits_2_naming_file_line_and_column(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = tmp_path / "checks.yaml"
     config.write_text("checks:\n  empty_choice:\n    severty: warning\n", encoding="utf-8")
     assert _main(["audit", str(EXAMPLES), "--checks", str(config)]) == 2
-    assert f"{config}:3: empty_choice.severty: unknown key 'severty'" in capsys.readouterr().err
+    assert capsys.readouterr().err.splitlines()[:3] == [
+        f"choicebox audit: {config}:3:5: empty_choice.severty: unknown key 'severty'; "
+        "empty_choice takes enabled, severity",
+        "        severty: warning",
+        "        ^",
+    ]
 
 
 def test_list_checks_documents_every_check(capsys: pytest.CaptureFixture[str]) -> None:

@@ -420,7 +420,9 @@ def test_quiet_silences_progress_but_not_the_summary(
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["grade", str(tmp_path / "missing.jsonl"), "-q"]) == 2
-    assert "no such input file" in capsys.readouterr().err
+    assert f"choicebox grade: {tmp_path / 'missing.jsonl'}: no such input file" in (
+        capsys.readouterr().err
+    )
     source = _copy(EXAMPLE, tmp_path)
     assert main(["grade", str(source), "--mode", "no_such_mode", "-q"]) == 2
     assert "unknown grading mode" in capsys.readouterr().err

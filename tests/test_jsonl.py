@@ -38,10 +38,35 @@ def test_bad_lines_are_reported_with_their_number_and_reading_goes_on(tmp_path: 
     path.write_bytes(CONTENT)
     items = list(iter_jsonl(path))
     assert _expected() == _without_messages(items)
-    for item in items:
-        if isinstance(item, JsonlError):
-            assert item.message.startswith("invalid JSON")
-            assert str(item).startswith(f"line {item.line}: invalid JSON")
+    errors = [item for item in items if isinstance(item, JsonlError)]
+    assert [(e.path, e.line, e.column) for e in errors] == [(str(path), 3, 8), (str(path), 7, 1)]
+    assert errors[0].message == "invalid JSON: unexpected end of data"
+    # file:line:column, the line and a caret under the column: the format of every file error.
+    assert str(errors[0]).splitlines() == [
+        f"{path}:3:8: invalid JSON: unexpected end of data",
+        '    {"a": 2',
+        "           ^",
+    ]
+    assert str(errors[1]).startswith(f"{path}:7:1: invalid JSON: ")
+
+
+def test_a_bad_line_of_a_stream_without_a_name_is_located_in_the_stream() -> None:
+    (error,) = list(iter_jsonl(io.BytesIO(b'{"\xc3\xa9": x}\n')))
+    assert isinstance(error, JsonlError)
+    assert (error.path, error.line, error.column) == (None, 1, 7)  # columns count characters
+    assert str(error).splitlines()[0].startswith("<stream>:1:7: invalid JSON")
+
+
+def test_a_long_bad_line_shows_a_window_around_the_column() -> None:
+    raw = b'{"text": "' + b"x" * 5000 + b'", oops}'
+    (error,) = list(iter_jsonl(io.BytesIO(raw)))
+    assert isinstance(error, JsonlError)
+    assert error.raw == raw  # the whole line is kept
+    head, shown, caret = str(error).splitlines()
+    assert head.startswith(f"<stream>:1:{error.column}: ")
+    assert len(shown) < 100
+    assert shown.startswith("    …")
+    assert shown[caret.index("^")] == "o"  # the caret sits under the first bad character
 
 
 @pytest.mark.parametrize("kind", ["str", "path", "handle"])

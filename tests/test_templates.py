@@ -12,6 +12,7 @@ import pytest
 import regex
 
 from choicebox import MCQASample, PromptTemplate, SampleError, TemplateError, templates
+from choicebox._templates import parse_template
 
 TEMPLATE_DIR = Path(__file__).parents[1] / "sdk" / "choicebox" / "prompt_templates"
 OPTIONS = {"A": "Mercury", "B": "Venus", "C": "Earth"}
@@ -161,3 +162,48 @@ def test_templates_function_stays_callable_after_loading_the_template_files() ->
     )
     expected = "answer_colon answer_is boxed_letter"
     assert expected == result.stdout.strip(), result.stderr
+
+
+_GOOD_TEMPLATE = """\
+version: 1
+id: mine
+description: d
+grading_mode: robust
+option_line: "{letter}) {text}"
+prompt: "{question}\\n{options}"
+"""
+
+
+def test_a_template_file_parses_into_its_template() -> None:
+    template = parse_template(_GOOD_TEMPLATE + "output_regex: ['([A-D])']\n", path="t.yaml")
+    assert template == PromptTemplate(
+        id="mine",
+        description="d",
+        grading_mode="robust",
+        option_line="{letter}) {text}",
+        prompt="{question}\n{options}",
+        output_regex=("([A-D])",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "shown", "column"),
+    [
+        (_GOOD_TEMPLATE + "prompt_text: x\n", "t.yaml:7:1: unknown key 'prompt_text'", "prompt_text: x", 1),
+        (_GOOD_TEMPLATE.replace('prompt: "', 'prompt: ['), "t.yaml:7:", None, None),
+        (_GOOD_TEMPLATE.replace("id: mine", "id: 7"), "t.yaml:2:5: 'id' must be a string", "id: 7", 5),
+        (_GOOD_TEMPLATE.replace("grading_mode: robust\n", ""), "t.yaml:1:1: a template needs 'grading_mode'", "version: 1", 1),
+        (_GOOD_TEMPLATE + "output_regex: x\n", "t.yaml:7:15: 'output_regex' must be a list of strings", "output_regex: x", 15),
+        ("- a list\n", "t.yaml:1:1: a template must be a mapping", "- a list", 1),
+    ],
+)
+def test_a_bad_template_file_is_located(
+    text: str, head: str, shown: str | None, column: int | None
+) -> None:
+    with pytest.raises(TemplateError) as caught:
+        parse_template(text, path="t.yaml")
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith(head), lines[0]
+    assert caught.value.path == "t.yaml"
+    if shown is not None and column is not None:
+        assert lines[1:] == [f"    {shown}", "    " + " " * (column - 1) + "^"]

@@ -6,7 +6,9 @@ library (``except ValueError``) still catch it, the way lark's ``ConfigurationEr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any, Final
 
 __all__ = [
     "AuditConfigError",
@@ -22,11 +24,100 @@ __all__ = [
     "TemplateError",
     "UnknownModeError",
     "WireFormatError",
+    "located",
+    "location",
 ]
+
+# A source line longer than this is shown as a window of this many characters around the column.
+_EXCERPT_CHARS: Final = 80
+
+
+def location(path: str, line: int | None = None, column: int | None = None) -> str:
+    """``path:line:column``, as much of it as is known: how every error names a place in a file."""
+    where = path
+    if line is not None:
+        where += f":{line}"
+        if column is not None:
+            where += f":{column}"
+    return where
+
+
+def located(
+    message: str,
+    *,
+    path: str,
+    line: int | None = None,
+    column: int | None = None,
+    source_line: str | None = None,
+) -> str:
+    """``path:line:column: message``, then the source line and a caret under the column.
+
+    ``line`` and ``column`` are 1-based. A long line (a JSONL row) is cut to a window around the
+    column, marked with ``…`` at the cut ends, so the caret stays on screen.
+    """
+    text = f"{location(path, line, column)}: {message}"
+    if source_line is None:
+        return text
+    shown, caret = _excerpt(source_line.replace("\t", " "), column)
+    text += f"\n    {shown}"
+    if caret is not None:
+        text += "\n    " + " " * (caret - 1) + "^"
+    return text
+
+
+def _excerpt(source_line: str, column: int | None) -> tuple[str, int | None]:
+    if len(source_line) <= _EXCERPT_CHARS:
+        return source_line, column
+    at = (column or 1) - 1
+    start = max(0, min(at - _EXCERPT_CHARS // 2, len(source_line) - _EXCERPT_CHARS))
+    end = start + _EXCERPT_CHARS
+    head = "…" if start else ""
+    tail = "…" if end < len(source_line) else ""
+    caret = None if column is None else at - start + len(head) + 1
+    return head + source_line[start:end] + tail, caret
 
 
 class ChoiceboxError(Exception):
     """Root of every error choicebox raises on purpose."""
+
+
+class _FileError(ChoiceboxError):
+    """Base of the errors about a file: with a ``path`` the message is ``located`` there.
+
+    ``reason`` is the message without the location; ``path``, ``line`` and ``column`` are ``None``
+    when unknown (an error raised about no file at all is its message alone).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        source_line: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        super().__init__(
+            message
+            if path is None
+            else located(message, path=path, line=line, column=column, source_line=source_line)
+        )
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # Keep the keyword-only location when the error crosses processes (a pool, a Ray task).
+        rebuild = functools.partial(
+            type(self),
+            path=self.path,
+            line=self.line,
+            column=self.column,
+            source_line=self.source_line,
+        )
+        return rebuild, (self.reason,)
 
 
 class SampleError(ChoiceboxError, ValueError):
@@ -53,8 +144,8 @@ class WireFormatError(ChoiceboxError, ValueError):
         super().__init__(text)
 
 
-class TemplateError(ChoiceboxError, ValueError):
-    """A prompt template is unknown or cannot be rendered."""
+class TemplateError(_FileError, ValueError):
+    """A prompt template is unknown, cannot be rendered, or its file is invalid (then located)."""
 
 
 class UnknownModeError(ChoiceboxError, LookupError):
@@ -69,8 +160,10 @@ class UnknownModeError(ChoiceboxError, LookupError):
         return str(self.args[0])
 
 
-class RuleFileError(ChoiceboxError, ValueError):
+class RuleFileError(_FileError, ValueError):
     """A rule file is invalid. The message points at ``file:line:column`` and shows the line."""
+
+    path: str
 
     def __init__(
         self,
@@ -81,21 +174,7 @@ class RuleFileError(ChoiceboxError, ValueError):
         column: int | None = None,
         source_line: str | None = None,
     ) -> None:
-        self.path = path
-        self.line = line
-        self.column = column
-        self.reason = message
-        where = path
-        if line is not None:
-            where += f":{line}"
-            if column is not None:
-                where += f":{column}"
-        text = f"{where}: {message}"
-        if source_line is not None:
-            text += f"\n    {source_line}"
-            if column is not None:
-                text += "\n    " + " " * (column - 1) + "^"
-        super().__init__(text)
+        super().__init__(message, path=path, line=line, column=column, source_line=source_line)
 
 
 class StepKindError(ChoiceboxError, ValueError):
@@ -111,12 +190,13 @@ class ParameterError(ChoiceboxError, ValueError):
         super().__init__(message)
 
 
-class AuditConfigError(ChoiceboxError, ValueError):
-    """An audit configuration is invalid; the message starts with ``file:line``."""
+class AuditConfigError(_FileError, ValueError):
+    """An audit configuration is invalid; from a file, the message points at ``file:line:column``
+    and shows the line."""
 
 
-class FixFileError(ChoiceboxError, OSError):
-    """The input cannot be read or the output cannot be written."""
+class FixFileError(_FileError, OSError):
+    """The input cannot be read or the output cannot be written; ``path`` names the file."""
 
 
 class MetricsError(ChoiceboxError, ValueError):
@@ -127,5 +207,5 @@ class ReportError(ChoiceboxError, ValueError):
     """The metrics document cannot be reported: it is no mapping or has no ``agent_metrics``."""
 
 
-class BatchError(ChoiceboxError, ValueError):
+class BatchError(_FileError, ValueError):
     """The run cannot start or continue: a missing input, a ``.partial`` that does not fit it."""

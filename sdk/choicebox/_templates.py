@@ -11,7 +11,7 @@ import functools
 import re
 import string
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import yaml
@@ -20,7 +20,7 @@ from ._errors import TemplateError
 from ._resources import builtin_template_files
 from ._samples import MCQASample, Template
 
-__all__ = ["PromptTemplate", "render_sample", "templates"]
+__all__ = ["PromptTemplate", "parse_template", "render_sample", "templates"]
 
 _PROMPT_FIELD = re.compile(r"\{(question|options|letters)\}")
 _OPTION_FIELD = re.compile(r"\{(letter|text)\}")
@@ -58,20 +58,55 @@ def templates() -> Mapping[str, PromptTemplate]:
     """The shipped prompt templates by id."""
     found: dict[str, PromptTemplate] = {}
     for resource in builtin_template_files():
-        data: Any = yaml.safe_load(resource.read_text(encoding="utf-8"))
-        try:
-            template = PromptTemplate(
-                id=data["id"],
-                description=data["description"],
-                grading_mode=data["grading_mode"],
-                option_line=data["option_line"],
-                prompt=data["prompt"],
-                output_regex=tuple(data.get("output_regex") or ()),
-            )
-        except (KeyError, TypeError) as exc:
-            raise TemplateError(f"{resource.name}: malformed template ({exc})") from None
+        text = resource.read_text(encoding="utf-8")
+        template = parse_template(text, path=f"<builtin>/prompt_templates/{resource.name}")
         found[template.id] = template
     return found
+
+
+_TEXT_FIELDS: Final = ("id", "description", "grading_mode", "option_line", "prompt")
+_KNOWN_FIELDS: Final = frozenset({"version", *_TEXT_FIELDS, "output_regex"})
+
+
+def parse_template(text: str, *, path: str) -> PromptTemplate:
+    """A template file's text as a ``PromptTemplate``; a ``TemplateError`` points into the file."""
+    lines = text.splitlines()
+
+    def error(message: str, mark: yaml.Mark | None) -> TemplateError:
+        if mark is None:
+            return TemplateError(message, path=path)
+        shown = lines[mark.line] if mark.line < len(lines) else None
+        return TemplateError(
+            message, path=path, line=mark.line + 1, column=mark.column + 1, source_line=shown
+        )
+
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data: Any = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        raise error(f"invalid YAML: {exc.problem}", exc.problem_mark) from None
+    if not isinstance(root, yaml.MappingNode) or not isinstance(data, dict):
+        raise error("a template must be a mapping", root.start_mark if root else None)
+    nodes = {str(key.value): (key, value) for key, value in root.value}
+    for name, (key, _) in nodes.items():
+        if name not in _KNOWN_FIELDS:
+            raise error(f"unknown key {name!r}", key.start_mark)
+    for name in _TEXT_FIELDS:
+        if name not in data:
+            raise error(f"a template needs {name!r}", root.start_mark)
+        if not isinstance(data[name], str):
+            raise error(f"{name!r} must be a string", nodes[name][1].start_mark)
+    regexes = data.get("output_regex") or []
+    if not isinstance(regexes, list) or not all(isinstance(r, str) for r in regexes):
+        raise error("'output_regex' must be a list of strings", nodes["output_regex"][1].start_mark)
+    return PromptTemplate(
+        id=data["id"],
+        description=data["description"],
+        grading_mode=data["grading_mode"],
+        option_line=data["option_line"],
+        prompt=data["prompt"],
+        output_regex=tuple(regexes),
+    )
 
 
 def _lettered(options: Mapping[str, str] | Sequence[str]) -> dict[str, str]:

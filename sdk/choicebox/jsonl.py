@@ -1,7 +1,7 @@
 """Streaming JSON Lines: read rows one at a time, keep going past a bad line, write atomically.
 
-A bad line never stops a read: it is yielded as a ``JsonlError`` carrying its line number, so a
-batch job can report it in its output and grade the other rows.
+A bad line never stops a read: it is yielded as a ``JsonlError`` carrying its line and column, so
+a batch job can report it in its output and grade the other rows.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import IO, Any, Literal, TypeAlias
 
 import attrs
 import orjson
+
+from ._errors import located
 
 __all__ = ["JsonlError", "JsonlRow", "dumps", "iter_jsonl", "loads"]
 
@@ -43,30 +45,49 @@ class JsonlRow:
 
 @attrs.frozen(kw_only=True)
 class JsonlError:
-    """A line that is not valid JSON: its number, the problem, and the raw text (never lost)."""
+    """A line that is not valid JSON: where it is, the problem, and the raw text (never lost).
+
+    ``column`` (1-based, in characters) is where the JSON went wrong; ``path`` is the file read,
+    ``None`` for a stream without a name. ``str()`` gives ``path:line:column: message``, the
+    line and a caret, as every choicebox error about a file does.
+    """
 
     line: int
     message: str
     raw: bytes
+    column: int | None = None
+    path: str | None = None
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
+        return located(
+            self.message,
+            path=self.path or "<stream>",
+            line=self.line,
+            column=self.column,
+            source_line=self.raw.decode("utf-8", "replace"),
+        )
 
 
 def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | JsonlError]:
     """Yield each non-blank line of a JSONL file, decoded, or a ``JsonlError`` for a bad line."""
     if isinstance(source, str | Path):
         with open(source, "rb") as handle:
-            yield from _iter_lines(handle)
+            yield from _iter_lines(handle, str(source))
     else:
-        yield from _iter_lines(source)
+        name = getattr(source, "name", None)
+        yield from _iter_lines(source, name if isinstance(name, str) else None)
 
 
-def _iter_lines(handle: IO[bytes]) -> Iterator[JsonlRow | JsonlError]:
+def _iter_lines(handle: IO[bytes], path: str | None) -> Iterator[JsonlRow | JsonlError]:
     for number, raw in enumerate(handle, start=1):
         if not raw.strip():
             continue
         try:
             yield JsonlRow(line=number, value=orjson.loads(raw))
         except orjson.JSONDecodeError as exc:
-            yield JsonlError(line=number, message=f"invalid JSON: {exc}", raw=raw.rstrip(b"\r\n"))
+            line = raw.rstrip(b"\r\n")
+            # orjson counts the line's own newline ("line 2") at the end of data: point past the
+            # last character instead. Its position counts characters, as a caret does.
+            column = min(exc.pos, len(line.decode("utf-8", "replace"))) + 1
+            message = f"invalid JSON: {exc.msg}"
+            yield JsonlError(line=number, message=message, raw=line, column=column, path=path)

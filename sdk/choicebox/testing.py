@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ._errors import location
 from ._grading import Verdict, grade_text
 from ._modes import GradingMode, ModeExample, ModeRegistry, default_registry
 from ._samples import MCQASample, Template
@@ -57,9 +58,7 @@ class ExampleResult:
     @property
     def location(self) -> str:
         """``file:line`` of the example in its rule file (the file alone if the line is unknown)."""
-        if self.example.line is None:
-            return self.source
-        return f"{self.source}:{self.example.line}"
+        return location(self.source, self.example.line)
 
     def describe(self) -> str:
         """A one-paragraph account of the example and the result, for failure messages."""

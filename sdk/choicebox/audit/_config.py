@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import attrs
 import yaml
@@ -18,7 +18,6 @@ from ._findings import SEVERITIES, Severity
 
 _CONFIG_PACKAGE: Final = "choicebox.audit"
 _CONFIG_FILE: Final = "default.yaml"
-
 
 
 # --- configuration -------------------------------------------------------------------------------
@@ -51,7 +50,7 @@ class AuditConfig:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
-            raise AuditConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            raise AuditConfigError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
         return _parse_config(text, str(path), base or cls.default())
 
     @classmethod
@@ -106,23 +105,35 @@ def _default_config() -> AuditConfig:
 _DEFAULT_CACHE: dict[str, AuditConfig] = {}
 
 
+_Fail: TypeAlias = Callable[[yaml.Node, str], AuditConfigError]
+
+
+def _error_at(source: str, lines: list[str], mark: yaml.Mark | None, message: str) -> AuditConfigError:
+    if mark is None:
+        return AuditConfigError(message, path=source)
+    shown = lines[mark.line] if 0 <= mark.line < len(lines) else None
+    return AuditConfigError(
+        message, path=source, line=mark.line + 1, column=mark.column + 1, source_line=shown
+    )
+
+
 def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConfig:
     """Parse and validate a configuration; ``base`` None means this is the complete default file."""
+    lines = text.splitlines()
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise AuditConfigError(f"{where}: invalid YAML: {exc.problem or exc}") from None
+        raise _error_at(source, lines, mark, f"invalid YAML: {exc.problem or exc}") from None
     except yaml.YAMLError as exc:
-        raise AuditConfigError(f"{source}: invalid YAML: {exc}") from None
+        raise AuditConfigError(f"invalid YAML: {exc}", path=source) from None
     if root is None:
         if base is None:
-            raise AuditConfigError(f"{source}: empty configuration")
+            raise AuditConfigError("empty configuration", path=source)
         return attrs.evolve(base, source=source)
 
     def fail(node: yaml.Node, message: str) -> AuditConfigError:
-        return AuditConfigError(f"{source}:{node.start_mark.line + 1}: {message}")
+        return _error_at(source, lines, node.start_mark, message)
 
     def mapping(node: yaml.Node, what: str) -> list[tuple[yaml.Node, yaml.Node, str]]:
         if not isinstance(node, yaml.MappingNode) or node.tag != _MAP_TAG:
@@ -130,7 +141,7 @@ def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConf
         out: list[tuple[yaml.Node, yaml.Node, str]] = []
         seen: set[str] = set()
         for key, value in node.value:
-            name = _construct(key, source)
+            name = _construct(key, fail)
             if not isinstance(name, str):
                 raise fail(key, f"{what}: keys must be strings, got {name!r}")
             if name in seen:
@@ -142,7 +153,7 @@ def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConf
     checks: dict[str, CheckSettings] = dict(base.checks) if base is not None else {}
     for key, value, name in mapping(root, "the configuration"):
         if name == "version":
-            if _construct(value, source) != 1:
+            if _construct(value, fail) != 1:
                 raise fail(value, "version: only version 1 is known")
         elif name == "checks":
             for ckey, cvalue, check in mapping(value, "checks"):
@@ -150,15 +161,13 @@ def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConf
                     raise fail(
                         ckey, f"checks: unknown check {check!r}; known checks: {', '.join(_CHECKS)}"
                     )
-                checks[check] = _parse_check(
-                    check, cvalue, checks.get(check), mapping, fail=fail, source=source
-                )
+                checks[check] = _parse_check(check, cvalue, checks.get(check), mapping, fail=fail)
         else:
             raise fail(key, f"unknown key {name!r}; expected version, checks")
     if base is None:
         missing = [c for c in _CHECKS if c not in checks]
         if missing:
-            raise AuditConfigError(f"{source}: no settings for {', '.join(missing)}")
+            raise AuditConfigError(f"no settings for {', '.join(missing)}", path=source)
     return AuditConfig({c: checks[c] for c in _CHECKS if c in checks}, source)
 
 
@@ -168,14 +177,13 @@ def _parse_check(
     old: CheckSettings | None,
     mapping: Callable[[yaml.Node, str], list[tuple[yaml.Node, yaml.Node, str]]],
     *,
-    fail: Callable[[yaml.Node, str], AuditConfigError],
-    source: str,
+    fail: _Fail,
 ) -> CheckSettings:
     enabled = old.enabled if old is not None else None
     severity: Severity | None = old.severity if old is not None else None
     params = dict(old.params) if old is not None else {}
     for key, value_node, name in mapping(node, check):
-        value = _construct(value_node, source)
+        value = _construct(value_node, fail)
         where = f"{check}.{name}"
         if name == "enabled":
             if not isinstance(value, bool):
@@ -204,13 +212,12 @@ def _parse_check(
     return CheckSettings(enabled, severity, params)
 
 
-def _construct(node: yaml.Node, source: str = "<config>") -> Any:
+def _construct(node: yaml.Node, fail: _Fail) -> Any:
     loader = yaml.SafeLoader("")
     try:
         return loader.construct_document(node)
     except yaml.YAMLError as exc:  # an unsafe tag such as !!python/object
-        problem = getattr(exc, "problem", None) or exc
-        raise AuditConfigError(f"{source}:{node.start_mark.line + 1}: {problem}") from None
+        raise fail(node, str(getattr(exc, "problem", None) or exc)) from None
     finally:
         loader.dispose()
 

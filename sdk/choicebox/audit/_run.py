@@ -184,7 +184,8 @@ def audit_rows(
     )
     for number, item in enumerate(rows, start=1):
         if isinstance(item, JsonlError):
-            findings = _unreadable(config, f"the line is not JSON: {item.message}")
+            column = f" at column {item.column}" if item.column is not None else ""
+            findings = _unreadable(config, f"the line is not JSON: {item.message}{column}")
             yield Audit(findings=findings, line=item.line)
             continue
         line, row = (item.line, item.value) if isinstance(item, JsonlRow) else (number, item)

@@ -469,7 +469,8 @@ def fix_file(
                 try:
                     value = orjson.loads(body)
                 except orjson.JSONDecodeError as exc:
-                    result = RowFix(row=None, problem=f"invalid JSON: {exc}")
+                    problem = f"invalid JSON: {exc.msg} at column {exc.colno}"
+                    result = RowFix(row=None, problem=problem)
                 else:
                     result = fix_row(value)
                 if result.changed:
@@ -489,5 +490,6 @@ def fix_file(
                     on_row(number, result)
         os.replace(partial, output)
     except OSError as exc:
-        raise FixFileError(f"{exc.filename or source}: {exc.strerror or exc}") from None
+        where = str(exc.filename or source)
+        raise FixFileError(exc.strerror or str(exc), path=where) from None
     return summary

@@ -289,7 +289,7 @@ def grade_file(
     """
     source = Path(input_path)
     if not source.is_file():
-        raise BatchError(f"no such input file: {source}")
+        raise BatchError("no such input file", path=str(source))
     output = Path(output_path) if output_path is not None else default_output(source)
     partial = partial_path(output)
     dirs = tuple(str(d) for d in rules_dirs)

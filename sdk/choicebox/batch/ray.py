@@ -253,10 +253,10 @@ def read_lines(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> ray.data.
     """
     source = Path(path).resolve()
     if not source.is_file():
-        raise BatchError(f"no such input file: {source}")
+        raise BatchError("no such input file", path=str(source))
     spans = _spans(source, 0, 1, chunk_bytes)
     if not spans:
-        raise BatchError(f"{source} is empty")
+        raise BatchError("the file is empty", path=str(source))
     return _dataset_of_spans(spans)
 
 
@@ -312,7 +312,7 @@ def grade_file_ray(
 
     source = Path(input_path).resolve()
     if not source.is_file():
-        raise BatchError(f"no such input file: {input_path}")
+        raise BatchError("no such input file", path=str(input_path))
     output = Path(output_path) if output_path is not None else default_output(input_path)
     partial = partial_path(output)
     dirs = tuple(str(Path(d).resolve()) for d in rules_dirs)

@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from choicebox._errors import ReportError, located
+
 __all__ = ["register"]
 
 
@@ -31,6 +33,13 @@ def _read(path: Path) -> Any:
     return orjson.loads(path.read_bytes())
 
 
+def _not_json(path: Path, exc: orjson.JSONDecodeError) -> str:
+    lines = exc.doc.splitlines() if isinstance(exc.doc, str) else []
+    shown = lines[exc.lineno - 1] if 0 < exc.lineno <= len(lines) else None
+    message = f"invalid JSON: {exc.msg}"
+    return located(message, path=str(path), line=exc.lineno, column=exc.colno, source_line=shown)
+
+
 def _run(args: argparse.Namespace) -> int:
     from choicebox.batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
     from choicebox.metrics.report import write_report  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
@@ -39,24 +48,29 @@ def _run(args: argparse.Namespace) -> int:
     try:
         document = _read(source)
     except OSError as exc:
-        print(f"choicebox report: cannot read {source}: {exc.strerror}", file=sys.stderr)
+        print(f"choicebox report: {source}: cannot read: {exc.strerror}", file=sys.stderr)
         return 2
     except orjson.JSONDecodeError as exc:
-        print(f"choicebox report: {source} is not JSON: {exc}", file=sys.stderr)
+        print(f"choicebox report: {_not_json(source, exc)}", file=sys.stderr)
         return 2
     if not isinstance(document, dict):
-        print(f"choicebox report: {source} is not a metrics object", file=sys.stderr)
+        print(f"choicebox report: {source}: not a metrics object", file=sys.stderr)
         return 2
     if "failure_analysis" not in document and source.name.endswith(AGGREGATE_SUFFIX):
         failures = source.with_name(source.name[: -len(AGGREGATE_SUFFIX)] + FAILURES_SUFFIX)
         if failures.exists():
             try:
                 document["failure_analysis"] = _read(failures)
-            except (OSError, orjson.JSONDecodeError) as exc:
-                print(f"choicebox report: skipping {failures}: {exc}", file=sys.stderr)
+            except OSError as exc:
+                print(f"choicebox report: skipping {failures}: {exc.strerror}", file=sys.stderr)
+            except orjson.JSONDecodeError as exc:
+                print(f"choicebox report: skipping {_not_json(failures, exc)}", file=sys.stderr)
     output = Path(args.output) if args.output else source.with_suffix(".html")
     try:
         write_report(document, output, title=args.title)
+    except ReportError as exc:  # the document, not the output, is at fault
+        print(f"choicebox report: {source}: {exc}", file=sys.stderr)
+        return 2
     except (OSError, ValueError) as exc:
         print(f"choicebox report: cannot write {output}: {exc}", file=sys.stderr)
         return 2
