@@ -77,7 +77,7 @@ def test_a_valid_file_loads() -> None:
     assert mode.id == "my_mode"
     assert mode.source == "my.yaml"
     assert overrides is False
-    assert [entry.kind for entry in mode.chain] == ["boxed_letter"]
+    assert [type(entry.step) for entry in mode.chain] == [step_kinds()["boxed_letter"]]
     assert mode.chain[0].primary is True
 
 
@@ -149,7 +149,7 @@ def test_an_unknown_step_parameter_is_located() -> None:
     assert "which" in error.reason
 
 
-def test_an_unknown_parameter_under_params_is_located() -> None:
+def test_parameters_sit_on_the_step_not_under_a_params_key() -> None:
     error = _error("""\
         version: 1
         id: m
@@ -157,10 +157,10 @@ def test_an_unknown_parameter_under_params_is_located() -> None:
         chain:
           - kind: answer_line
             params:
-              lables: [answer]
+              labels: [answer]
         """)
-    _assert_located(error, 7, 7, "      lables: [answer]")
-    assert "unknown parameter 'lables'" in error.reason
+    _assert_located(error, 6, 5, "    params:")
+    assert "unknown parameter 'params'" in error.reason
 
 
 def test_a_bad_parameter_value_is_located() -> None:
@@ -456,7 +456,7 @@ def test_two_user_files_overriding_one_builtin_are_an_error(tmp_path: Path) -> N
         ModeRegistry.with_builtins([tmp_path / "a", tmp_path / "b"])
 
 
-# ------------------------------------------------------------------------------ extends, prepend
+# ------------------------------------------------------------------------------ extends
 
 
 def test_extends_appends_the_chain_to_the_parents() -> None:
@@ -478,24 +478,6 @@ def test_extends_appends_the_chain_to_the_parents() -> None:
     assert grade(mcqa_sample(), "\\boxed{B}\nAnswer: C", mode=mode).extracted_answer == "B"
     verdict = grade(mcqa_sample(), "Answer: B", mode=mode)
     assert (verdict.extracted_answer, verdict.step, verdict.format) == ("B", "answer_line", 0.0)
-
-
-def test_prepend_puts_steps_before_the_parents() -> None:
-    mode, _ = parse_mode(
-        dedent("""\
-            version: 1
-            id: line_then_boxed
-            description: An Answer line first, else a boxed letter.
-            extends: strict_single_letter_boxed
-            prepend:
-              - kind: answer_line
-                labels: [answer]
-            """),
-        parents=_parents(),
-    )
-    assert [entry.id for entry in mode.chain] == ["answer_line", "boxed_letter"]
-    assert grade(mcqa_sample(), "\\boxed{C}\nAnswer: B", mode=mode).extracted_answer == "B"
-    assert grade(mcqa_sample(), "\\boxed{B}", mode=mode).extracted_answer == "B"
 
 
 def test_extends_inherits_strategy_and_reasoning_and_may_change_them() -> None:
@@ -571,12 +553,13 @@ def test_a_custom_step_kind_is_used_from_yaml() -> None:
             version: 1
             id: marker_mode
             description: The letter after a marker, else a boxed letter.
-            extends: strict_single_letter_boxed
-            prepend:
+            chain:
               - kind: test_marker_letter
                 id: marker
                 marker: "=>"
                 primary: true
+              - kind: boxed_letter
+                which: last
             """),
         parents=_parents(),
     )

@@ -39,19 +39,18 @@ Strategy: TypeAlias = Literal["first_step", "last_position"]
 
 _MODE_KEYS: Final = frozenset(
     {"version", "id", "description", "extends", "overrides", "strategy", "strip_reasoning",
-     "weights", "chain", "prepend", "examples", "deviations"}
+     "weights", "chain", "examples", "deviations"}
 )  # fmt: skip
-_ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "params", "when"})
+_ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "when"})
 _EXAMPLE_KEYS: Final = frozenset({"output", "options", "expected", "note", "failure"})
 _DEFAULT_OPTIONS: Final = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
 
 
 @attrs.frozen(kw_only=True)
 class ChainEntry:
-    """One step of a chain: its id (recorded in verdicts), its kind and the configured step."""
+    """One step of a chain: its id (recorded in verdicts) and the configured step."""
 
     id: str
-    kind: str
     step: Step
     primary: bool = False
     # Run only for samples whose template sets an answer_prefix (``when: answer_prefix``).
@@ -224,9 +223,9 @@ def _parameter_error(exc: BaseException) -> ParameterError | None:
     return exc.__cause__ if isinstance(exc.__cause__, ParameterError) else None
 
 
-def _parse_chain(located: _Located, node: yaml.Node, field: str) -> list[ChainEntry]:
+def _parse_chain(located: _Located, node: yaml.Node) -> list[ChainEntry]:
     if not isinstance(node, yaml.SequenceNode):
-        raise located.error(f"{field} must be a list of steps", node)
+        raise located.error("chain must be a list of steps", node)
     entries: list[ChainEntry] = []
     seen: set[str] = set()
     for item in node.value:
@@ -238,14 +237,7 @@ def _parse_chain(located: _Located, node: yaml.Node, field: str) -> list[ChainEn
         if not isinstance(kind, str):
             raise located.error("a step needs a 'kind' naming its step kind", item)
         params = {k: v for k, v in raw.items() if k not in _ENTRY_KEYS}
-        if "params" in raw:
-            if not isinstance(raw["params"], dict):
-                raise located.error("'params' must be a mapping", items["params"][1])
-            params.update(raw["params"])
-            step_node = items["params"][1]
-        else:
-            step_node = item
-        step = _build_step(located, kind, params, step_node)
+        step = _build_step(located, kind, params, item)
         entry_id = raw.get("id", kind)
         if not isinstance(entry_id, str) or not entry_id:
             raise located.error("a step 'id' must be a non-empty string", items["id"][1])
@@ -264,7 +256,6 @@ def _parse_chain(located: _Located, node: yaml.Node, field: str) -> list[ChainEn
         entries.append(
             ChainEntry(
                 id=entry_id,
-                kind=kind,
                 step=step,
                 primary=primary,
                 when_answer_prefix=when == "answer_prefix",
@@ -360,10 +351,8 @@ def parse_mode(
         parent = parents[extends]
 
     chain = list(parent.chain) if parent else []
-    if "prepend" in items:
-        chain = _parse_chain(located, items["prepend"][1], "prepend") + chain
     if "chain" in items:
-        chain += _parse_chain(located, items["chain"][1], "chain")
+        chain += _parse_chain(located, items["chain"][1])
     if not chain:
         raise located.error(
             "a mode needs a non-empty 'chain' of steps", items.get("chain", (root, root))[1]
