@@ -9,7 +9,7 @@ intervals, Gym's aggregate metrics, the HTML report), ``choicebox.scoring`` (sco
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib import metadata as _metadata
 
 from ._errors import (
     AuditConfigError,
@@ -42,8 +42,8 @@ from ._templates import PromptTemplate, templates
 from .steps import Context, Extraction, FailureKind, Step, register_step_kind, step_kinds
 
 try:
-    __version__ = version("choicebox")
-except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = _metadata.version("choicebox")
+except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
 __all__ = [

@@ -1,0 +1,251 @@
+"""The package's layout stays what the README promises: no import circle, no oversized module, a
+small root whose ``__all__`` is exactly what it defines, every error class in ``_errors.py`` and
+exported, a reason on every lazy import, ``py.typed`` shipped, and a fast ``import choicebox``.
+
+The import graph is read from the source (``ast``), not from ``sys.modules``: an import inside a
+function ties two modules as surely as one at the top, so it counts; only ``if TYPE_CHECKING:``
+blocks are skipped, since they never run.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import choicebox
+from choicebox import _errors, jsonl, server
+
+SRC = Path(__file__).parents[1] / "sdk"
+PACKAGE = SRC / "choicebox"
+MAX_MODULE_LINES = 800
+MAX_ROOT_NAMES = 40
+
+# Circles another change removes; each entry must still be a circle, so a stale one fails too.
+KNOWN_CIRCLES: set[frozenset[str]] = {
+    frozenset({"choicebox._samples", "choicebox._templates", "choicebox._wire"}),
+}
+
+# Exception classes that may live outside _errors.py, and why no user ever sees them.
+INTERNAL_EXCEPTIONS = {
+    # The verify server's "the client got the request wrong": every route is wrapped by
+    # server._app._guarded, which turns it into the 4xx reply; choicebox.server does not export it.
+    "choicebox.server._app.ClientError",
+    # A pattern ran out of time: every caller (regex steps, scoring, audit) catches it and reports
+    # a regex_timeout verdict or finding instead.
+    "choicebox._regex.RegexTimeout",
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _runtime_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """Every node outside ``if TYPE_CHECKING:`` blocks."""
+    skipped = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    return (node for node in ast.walk(tree) if id(node) not in skipped)
+
+
+def _imported(module: str, path: Path, node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = module if path.name == "__init__.py" else module.rpartition(".")[0]
+            parts = base.split(".")
+            parts = parts[: len(parts) - (node.level - 1)]
+            target = ".".join(parts + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        # `from pkg import name` may import the submodule pkg.name
+        return [target, *(f"{target}.{alias.name}" for alias in node.names)]
+    return []
+
+
+def _import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in _runtime_nodes(tree):
+            graph[name].update(t for t in _imported(name, path, node) if t in modules and t != name)
+    # Importing a submodule runs its packages' __init__ first.
+    for name, targets in graph.items():
+        for target in list(targets):
+            parent = target.rpartition(".")[0]
+            while parent in modules and not name.startswith(parent):
+                targets.add(parent)
+                parent = parent.rpartition(".")[0]
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[frozenset[str]] = set()
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.add(frozenset(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_sees_lazy_imports() -> None:
+    graph = _import_graph()
+    # cli.serve imports the server only inside its handler; the edge must still be there.
+    assert "choicebox.server" in graph["choicebox.cli.serve"]
+    assert "choicebox._wire" in graph["choicebox._samples"]  # inside MCQASample.from_wire
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {frozenset("abc")}
+
+
+def test_there_is_no_import_circle() -> None:
+    circles = _circles(_import_graph())
+    unexpected = sorted(" <-> ".join(sorted(c)) for c in circles - KNOWN_CIRCLES)
+    assert not unexpected, f"import circles: {unexpected}"
+    gone = sorted(" <-> ".join(sorted(c)) for c in KNOWN_CIRCLES - circles)
+    assert not gone, f"no longer circles, delete them from KNOWN_CIRCLES: {gone}"
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_no_module_is_over_800_lines(name: str) -> None:
+    lines = len(_modules()[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines: split it by job"
+
+
+def test_every_lazy_import_says_why() -> None:
+    missing = []
+    for name, path in sorted(_modules().items()):
+        source = path.read_text(encoding="utf-8").splitlines()
+        for node in ast.walk(ast.parse("\n".join(source))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    line = source[inner.lineno - 1]
+                    _, marker, why = line.partition("PLC0415")
+                    if not marker or not why.strip(" ,"):
+                        missing.append(f"{name}:{inner.lineno}: {line.strip()}")
+    assert not missing, "lazy imports without '# noqa: PLC0415  <why>':\n" + "\n".join(missing)
+
+
+def test_the_root_all_is_exactly_what_the_root_defines() -> None:
+    defined = {
+        name
+        for name, value in vars(choicebox).items()
+        if not name.startswith("_")
+        and not isinstance(value, ModuleType)  # submodules, once something imported them
+        and value is not __future__.annotations
+    }
+    assert sorted(defined) == sorted(set(choicebox.__all__) - {"__version__"})
+    assert len(choicebox.__all__) == len(set(choicebox.__all__))
+    assert len(choicebox.__all__) <= MAX_ROOT_NAMES
+    assert isinstance(choicebox.__version__, str)
+
+
+def _error_classes(module: ModuleType) -> set[str]:
+    return {
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, type)
+        and issubclass(value, BaseException)
+        and value.__module__ == module.__name__
+        and not name.startswith("_")  # a private base is never raised on its own
+    }
+
+
+def test_every_error_class_is_in_errors_and_exported_from_the_root() -> None:
+    classes = _error_classes(_errors)
+    assert classes  # the check sees them
+    assert classes == set(_errors.__all__) - {"located", "location"}
+    assert classes <= set(choicebox.__all__)
+    for name in classes:
+        assert getattr(choicebox, name) is getattr(_errors, name)
+        assert issubclass(getattr(_errors, name), choicebox.ChoiceboxError)
+
+
+def test_no_exception_class_is_defined_outside_errors() -> None:
+    found = set()
+    for name, path in _modules().items():
+        if name == "choicebox._errors":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
+                continue
+            bases = {ast.unparse(base) for base in node.bases}
+            if node.name.endswith("Error") or bases & {"Exception", "BaseException"}:
+                found.add(f"{name}.{node.name}")
+    # JsonlError is no exception: it is the record iter_jsonl yields for a bad line.
+    assert found - INTERNAL_EXCEPTIONS == {"choicebox.jsonl.JsonlError"}
+    assert not issubclass(jsonl.JsonlError, BaseException)
+    assert "ClientError" not in server.__all__
+
+
+def test_py_typed_ships_with_the_package() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+    assert resources.files("choicebox").joinpath("py.typed").is_file()
+
+
+def _modules_loaded_by(code: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import choicebox",
+        "import contextlib, io\nfrom choicebox.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['rules', 'list'])",
+    ],
+    ids=["import choicebox", "choicebox rules list"],
+)
+def test_the_root_and_the_cli_start_without_numpy_or_the_server(code: str) -> None:
+    loaded = {name.partition(".")[0] for name in _modules_loaded_by(code)}
+    assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray"}
