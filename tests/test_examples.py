@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 import choicebox
 from choicebox.cli import main
@@ -42,3 +43,32 @@ def test_the_bundled_samples_audit_with_their_planted_defects(tmp_path: Path) ->
     rows = [orjson.loads(line) for line in report.read_bytes().splitlines()]
     checks = {finding["check"] for row in rows for finding in row["findings"]}
     assert {"gold_not_in_choices", "prompt_options_mismatch", "choice_repeats_label"} <= checks
+
+
+README = Path(__file__).parents[1] / "README.md"
+
+
+def _readme_blocks(language: str) -> list[str]:
+    fence = f"```{language}\n"
+    return [part.split("```", 1)[0] for part in README.read_text(encoding="utf-8").split(fence)[1:]]
+
+
+@pytest.mark.parametrize("index", range(len(_readme_blocks("python"))))
+def test_the_readme_python_blocks_run(index: int) -> None:
+    code = _readme_blocks("python")[index]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=README.parent)
+
+
+def test_the_readme_rule_file_error_is_what_rules_check_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (mode_file,) = [b for b in _readme_blocks("yaml") if b.startswith("version: 1\nid: my_mode")]
+    (shown,) = [b for b in _readme_blocks("text") if "my_rules/my_mode.yaml" in b]
+    rules = tmp_path / "my_rules"
+    rules.mkdir()
+    (rules / "my_mode.yaml").write_text(
+        mode_file.replace("    labels: [answer", "    lables: [answer"), encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["rules", "check", "my_rules"]) == 1
+    assert capsys.readouterr().err == shown

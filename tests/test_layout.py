@@ -11,6 +11,7 @@ from __future__ import annotations
 import __future__
 
 import ast
+import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -249,3 +250,41 @@ def _modules_loaded_by(code: str) -> set[str]:
 def test_the_root_and_the_cli_start_without_numpy_or_the_server(code: str) -> None:
     loaded = {name.partition(".")[0] for name in _modules_loaded_by(code)}
     assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray"}
+
+
+README = SRC.parent / "README.md"
+
+
+def _readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    return text.split(f"\n{title}\n", 1)[1].split("\n#", 1)[0]
+
+
+def test_the_readme_layout_lists_what_the_package_holds() -> None:
+    block = _readme_section("## Layout").split("```text\n", 1)[1].split("```", 1)[0]
+    listed = [line.split()[0] for line in block.splitlines() if line.startswith("  ")]
+    assert len(listed) == len(set(listed))
+    present = {p.name for p in PACKAGE.glob("*.py")} | {
+        f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()
+    }
+    assert sorted(listed) == sorted(present)
+
+
+def test_the_readme_names_the_root_and_what_each_public_submodule_holds() -> None:
+    section = _readme_section("### What is where")
+    root, table = section.split("Each family is a public submodule", 1)
+    _, root_list = root.split(f"({len(choicebox.__all__)} names):", 1)
+    names = {
+        span.split("(")[0]
+        for span in root_list.split("`")[1::2]
+        if span.split("(")[0].isidentifier()
+    }
+    assert names == set(choicebox.__all__)
+    rows = [line.split("|")[1:3] for line in table.splitlines() if line.startswith("| `choicebox")]
+    assert rows
+    for module_cell, names_cell in rows:
+        module = importlib.import_module(module_cell.strip().strip("`"))
+        for span in names_cell.split("`")[1::2]:
+            name = span.split("(")[0]
+            if name.isidentifier():
+                assert hasattr(module, name), f"{module.__name__} has no {name}"

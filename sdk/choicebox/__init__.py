@@ -3,8 +3,10 @@
 The root holds what a grading user needs: samples, templates, ``grade`` and its ``Verdict``, the
 grading modes and their registry, the step-kind extension API and every error. Families live in
 public submodules: ``choicebox.audit`` (data checks and repairs), ``choicebox.metrics`` (pass@k,
-intervals, Gym's aggregate metrics, the HTML report), ``choicebox.scoring`` (scorer primitives),
-``choicebox.batch`` (file grading), ``choicebox.testing`` (rule-file example runner).
+intervals, Gym's aggregate metrics; ``choicebox.metrics.report`` the HTML report),
+``choicebox.scoring`` (scorer primitives), ``choicebox.jsonl`` (streaming JSON Lines),
+``choicebox.batch`` (file grading; ``choicebox.batch.ray`` on Ray Data), ``choicebox.testing``
+(rule-file example runner), ``choicebox.server`` (the verify service).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Streaming JSON Lines: read rows one at a time, keep going past a bad line, write atomically.
+"""Streaming JSON Lines: read rows one at a time, keep going past a bad line, write Gym's layout.
 
 A bad line never stops a read: it is yielded as a ``JsonlError`` carrying its line and column, so
 a batch job can report it in its output and grade the other rows.
