@@ -29,10 +29,12 @@ from choicebox import (
     MultipleChoiceSample,
     PromptTemplate,
     Rollout,
+    RuleFileError,
     SampleError,
     Step,
     Style,
     Template,
+    TemplateError,
     UnknownModeError,
     Verdict,
     WireFormatError,
@@ -173,7 +175,9 @@ def jsonl(path: Path) -> None:
         if isinstance(item, JsonlError):
             line: int = item.line
             raw: bytes = item.raw
-            print(line, raw)
+            column: int | None = item.column
+            where: str | None = item.path
+            print(line, raw, column, where, str(item))
         else:
             value: Any = item.value
             print(item.line, value)
@@ -190,6 +194,16 @@ def errors() -> None:
         field: str = exc.field
         as_value_error: ValueError = exc
         print(field, as_value_error)
+
+
+def located_errors(rule: RuleFileError, template: TemplateError) -> None:
+    path: str = rule.path  # a rule file error always names its file
+    line: int | None = rule.line
+    column: int | None = rule.column
+    reason: str = rule.reason
+    maybe_file: str | None = template.path  # "unknown template" names no file
+    never_none: str = template.path  # type: ignore[assignment]
+    print(path, line, column, reason, maybe_file, never_none)
 
 
 @register_step_kind("typing_marker")

@@ -117,8 +117,8 @@ class Step(Protocol):
     def __call__(self, context: Context, /) -> Extraction | None: ...
 
 
-# Bound to the protocol, so a type checker rejects a class whose instances are no ``Step``; the
-# runtime checks below catch the same mistakes (and a class that is not attrs) for untyped callers.
+# Bound to the protocol, so a type checker rejects a class whose instances are no ``Step``. The
+# runtime checks below (an attrs class, callable instances) still guard callers that are not typed.
 StepT = TypeVar("StepT", bound=type[Step])
 _KINDS: dict[str, type[Any]] = {}
 
