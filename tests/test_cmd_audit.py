@@ -4,6 +4,7 @@ built here with the module's own ``register``."""
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_audit_of_clean_rows_exits_0(capsys: pytest.CaptureFixture[str]) -> None
     assert _main(["audit", str(CONTROLS)]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err.startswith("audited 16 rows: 0 with findings")
+    assert captured.err.startswith("audited 41 rows: 0 with findings")
 
 
 def test_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,3 +152,29 @@ def test_fix_quiet_and_bad_paths(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert _main(["fix", str(tmp_path / "absent.jsonl"), "-o", str(fixed)]) == 2
     with pytest.raises(SystemExit):
         _main(["fix", str(DEFECTS)])  # -o is required
+
+
+def test_audit_reads_a_gzip_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    packed = tmp_path / "controls.jsonl.gz"
+    packed.write_bytes(gzip.compress(CONTROLS.read_bytes()))
+    assert _main(["audit", str(packed)]) == 0
+    assert capsys.readouterr().err.startswith("audited 41 rows: 0 with findings")
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(CONTROLS.read_bytes())[:-30])
+    assert _main(["audit", str(cut)]) == 2
+    assert f"choicebox audit: {cut}: the gzip data ends early" in capsys.readouterr().err
+
+
+def test_audit_survives_numbers_beyond_float(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "huge.jsonl"
+    huge = ["1e400", "-1e400", "1" + "0" * 400, "1e99999999999999999999"]
+    row = {
+        "question": "Which number is the largest of these four?",
+        "options": [{letter: text} for letter, text in zip("ABCD", huge, strict=True)],
+        "expected_answer": "A",
+    }
+    rows.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n", encoding="utf-8")
+    assert _main(["audit", str(rows)]) == 0
+    assert capsys.readouterr().err.startswith("audited 2 rows: 0 with findings")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import string
@@ -15,8 +16,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox import MCQASample, MultipleChoiceSample, Template
-from choicebox.audit import Change, audit, audit_file, fix, fix_file, fix_row
-from choicebox.audit.fix import tidy_choice
+from choicebox.audit import (
+    Change,
+    FixFileError,
+    RowFix,
+    audit,
+    audit_file,
+    audit_row,
+    fix,
+    fix_file,
+    fix_row,
+)
+from choicebox.audit._tidy import column_layout, tidy
 
 FIXTURES = Path(__file__).parent / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"
@@ -181,7 +192,7 @@ def test_fix_never_strips_a_lone_initial() -> None:
 
 
 def test_fix_refuses_a_strip_that_makes_a_duplicate() -> None:
-    sample = _sample({"A": "A) Paris", "B": "paris"}, gold="B")
+    sample = _sample({"A": "A) Paris", "B": "B) Lyon", "C": "paris"}, gold="C")
     fixed, changes = fix(sample)
     assert fixed is sample
     assert changes
@@ -306,5 +317,55 @@ def test_fix_never_reorders_nor_moves_the_gold(texts: list[str], gold: int, labe
     if fixed is not sample:
         assert all(c.applied for c in changes)
         assert fix(fixed) == (fixed, ())  # a fixed sample needs no further fix
-    for text in fixed.options.values():
-        assert tidy_choice(text) == text or fixed is sample
+    texts = list(fixed.options.values())
+    columns = column_layout(texts)
+    for i, text in enumerate(texts):
+        assert tidy(text, choice=True, columns=i in columns) == text or fixed is sample
+
+
+# --- what fix must leave alone -------------------------------------------------------------------
+
+
+def _mcqa_row(options: list[str], question: str = "Which one is right?") -> dict[str, Any]:
+    return {
+        "question": question,
+        "options": [{chr(65 + i): text} for i, text in enumerate(options)],
+        "expected_answer": "A",
+    }
+
+
+def test_fix_keeps_the_trace_of_an_eaten_latex_backslash() -> None:
+    # "\tau_1" written without doubling its backslash reads as a tab and "au_1"; tidying the tab
+    # away would leave "au_1", and nobody could tell a command was lost.
+    row = _mcqa_row(["\tau_1 = 0.5 s ", "2 s", "3\u0008ullet s"])
+    result = fix_row(row)
+    assert result.row["options"][0] == {"A": "\tau_1 = 0.5 s "}
+    assert result.row["options"][2] == {"C": "3\u0008ullet s"}
+    assert not result.changed
+    assert audit_row(result.row).checks == {"markup_residue"}
+
+
+def test_fix_keeps_table_columns_and_part_markers() -> None:
+    columns = ["Buy bonds    Increases    Inflation", "Sell bonds    Decreases    Deflation"]
+    parts = ["(a) 2.84 L (b) 7.57 L", "(a) 3.00 L (b) 8.00 L", "(a) 2.50 L (b) 7.00 L"]
+    for options in (columns, parts):
+        row = _mcqa_row(options)
+        assert fix_row(row) == RowFix(row=row)
+    merged = fix_row(_mcqa_row(["Buy bonds    Increases", "Sell bonds"]))
+    assert merged.row["options"][0] == {"A": "Buy bonds Increases"}  # one choice is no table
+
+
+def test_fix_leaves_stale_labels_to_a_person() -> None:
+    row = _mcqa_row(["(C) Increased", "(A) Decreased", "(B) Stayed the same", "(D) Fell "])
+    result = fix_row(row)
+    assert result.row is row
+    assert result.problem is not None
+    assert "lettered again" in result.problem
+
+
+def test_fix_refuses_a_gzip_file_with_a_clear_message(tmp_path: Path) -> None:
+    packed = tmp_path / "rows.jsonl.gz"
+    packed.write_bytes(gzip.compress(CONTROLS.read_bytes()))
+    with pytest.raises(FixFileError, match="gzip-compressed: decompress it first"):
+        fix_file(packed, tmp_path / "out.jsonl")
+    assert not (tmp_path / "out.jsonl").exists()

@@ -5,17 +5,27 @@ from __future__ import annotations
 
 import inspect
 import re
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 import regex
 
-from choicebox._letters import normalise_option_text, read_payload
+from choicebox._letters import read_payload
 from choicebox._regex import RegexTimeout, compile_pattern
 
-from ._prompt import _quote, prompt_option_problems
+from ._compare import (
+    bare_words,
+    case_sensitive_symbols,
+    comparison_key,
+    is_rounding_question,
+    prose_case_difference,
+    text_form,
+)
+from ._markup import markup_residue
+from ._prompt import _quote, listed_loosely, prompt_option_blocks, prompt_option_problems
+from ._question import question_problems
+from ._tidy import column_layout, untidy_problems
 from ._view import _Option, _View
 
 # --- the checks ----------------------------------------------------------------------------------
@@ -67,6 +77,18 @@ def _unreadable_row(view: _View, params: Mapping[str, Any]) -> Problems:
     return iter(())  # found while reading and decoding the row, see audit_row
 
 
+@_check("not_multiple_choice")
+def _not_multiple_choice(view: _View, params: Mapping[str, Any]) -> Problems:
+    """A row that is not a multiple-choice row at all: no `options` of lettered choices, no
+    `choices`, and no lettered options in its prompt (a free-text, judge or format task). It gets
+    this one note and no other check; nothing in it is a defect of a multiple-choice row.
+
+    Bad:  {"responses_create_params": {"input": "Translate 'cat' into French."}, "expected_answer": "chat"}
+    Good: {"responses_create_params": {"input": "Which is a mammal?\\nA: Shark\\nB: Dolphin"}, "expected_answer": "B"}
+    """
+    return iter(())  # decided from the raw row, see _kinds.multiple_choice_row
+
+
 @_check("empty_choice")
 def _empty_choice(view: _View, params: Mapping[str, Any]) -> Problems:
     """A choice whose text is empty or only whitespace. A `null` option in a Gym row is padding,
@@ -83,78 +105,157 @@ def _empty_choice(view: _View, params: Mapping[str, Any]) -> Problems:
 
 @_check("duplicate_choice")
 def _duplicate_choice(view: _View, params: Mapping[str, Any]) -> Problems:
-    """Two choices with the same text after normalisation (case, Unicode NFKC, whitespace; numbers
-    by value with `numeric`; punctuation with `punctuation`), or one letter used twice.
+    """Two choices that say the same thing, or one letter used twice. Texts compare in Unicode
+    NFKC with whitespace collapsed (and without punctuation with `punctuation`); case counts only
+    between ordinary words (`Codes`/`codes`), never in a row that writes case-sensitive symbols
+    (`Bb`/`BB`, `cTL`/`cTl`, `m`/`M`). With `numeric`, well-formed numbers compare by exact value
+    (`3.2` = `3.20`, `3200` = `3,200`; `1` is not `1.0`, `0,1` and `0400` are no numbers), except
+    in a question about rounding. Options read from a prompt compare as whole blocks.
 
     Bad:  "options": [{"A": "Mercury"}, {"B": "Venus"}, {"C": "mercury "}]
     Good: "options": [{"A": "Mercury"}, {"B": "Venus"}, {"C": "Mars"}]
     """
     for field, letter in view.duplicate_letters:
         yield field, f"the option letter {letter!r} appears twice: give each option its own letter"
-    first: dict[str, _Option] = {}
-    for option in view.options:
-        if not isinstance(option.text, str) or not option.text.strip():
+    punctuation, numeric = bool(params["punctuation"]), bool(params["numeric"])
+    exact = is_rounding_question(view.question)
+    texts = _compared_texts(view)
+    written = [t for t in texts if t is not None]
+    if view.question is not None:
+        written.append(view.question)
+    symbols = case_sensitive_symbols(written)
+    seen: dict[str, list[tuple[_Option, str]]] = {}
+    for option, text in zip(view.options, texts, strict=True):
+        if text is None or not text.strip():
             continue
-        key = normalise_option_text(
-            option.text,
-            punctuation=bool(params["punctuation"]),
-            numeric=bool(params["numeric"]),
-        )
-        earlier = first.setdefault(key, option)
-        if earlier is not option:
+        key = comparison_key(text, punctuation=punctuation, numeric=numeric, exact_numbers=exact)
+        form = text_form(text, punctuation=punctuation)
+        earlier = seen.setdefault(key, [])
+        same = next((o for o, f in earlier if f == form), None)
+        if same is None and key.startswith("t:") and not symbols:
+            same = next((o for o, f in earlier if prose_case_difference(f, form)), None)
+        if same is None and key.startswith("n:") and earlier:
+            same = earlier[0][0]
+        earlier.append((option, form))
+        if same is not None:
+            how = (
+                " (the same number)"
+                if key.startswith("n:") and form != text_form(same.text)
+                else ""
+            )
             yield (
                 option.field,
                 (
-                    f"{_name(option)} {_quote(option.text)} repeats {_name(earlier)} "
-                    f"{_quote(earlier.text)}: replace one of them with a distinct choice"
+                    f"{_name(option)} {_quote(option.text)} repeats {_name(same)} "
+                    f"{_quote(same.text)}{how}: replace one of them with a distinct choice"
                 ),
             )
+
+
+def _compared_texts(view: _View) -> list[str | None]:
+    """Each option's text as compared (None: no text): an option read from a prompt is its whole
+    block, so two patches that share their first line are not taken for one."""
+    blocks: dict[str, str] = {}
+    if view.options_from_prompt and view.prompt:
+        blocks = dict(prompt_option_blocks(view.prompt))
+    texts: list[str | None] = []
+    for option in view.options:
+        text = option.text if isinstance(option.text, str) else None
+        if text is not None and option.letter is not None:
+            text = blocks.get(option.letter, text)
+        texts.append(text)
+    return texts
 
 
 def _name(option: _Option) -> str:
     return option.letter or option.field
 
 
-def _own_label(letter: str) -> re.Pattern[str]:
-    return _LABELS.setdefault(
-        letter,
-        re.compile(
-            rf"\s*(?:\({letter}\)|\[{letter}\]|{letter}[):\]])\s*(?=\S)|\s*(?P<dot>{letter}\.)\s+(?=\S)",
-            re.IGNORECASE,
-        ),
-    )
+# A letter label at the start of a choice: (A), [A], A), A], A: ; or A. followed by a space.
+_LABEL: Final = re.compile(
+    r"\s*(?:\((?P<paren>[A-Za-z])\)|\[(?P<bracket>[A-Za-z])\]|(?P<plain>[A-Za-z])[):\]])\s*(?=\S)"
+    r"|\s*(?P<dot>[A-Za-z])\.\s+(?=\S)"
+)
 
 
-_LABELS: dict[str, re.Pattern[str]] = {}
+@attrs.frozen
+class ChoiceLabels:
+    """How the choices of a row are labelled: ``own`` maps the position of each choice that
+    starts with a copy of its own letter label to the label's length; ``stale`` maps the position
+    of each choice carrying the label of an earlier lettering to that label's letter."""
+
+    own: Mapping[int, int] = attrs.field(factory=dict)
+    stale: Mapping[int, str] = attrs.field(factory=dict)
 
 
-def own_labels(options: Sequence[tuple[str | None, Any]]) -> dict[int, int]:
-    """The options (by position) whose text starts with their own letter label -> label length.
+def choice_labels(
+    options: Sequence[tuple[str | None, Any]], question: str | None = None
+) -> ChoiceLabels:
+    """The letter labels the choices carry, when they are labels.
 
-    ``A)``, ``(A)``, ``[A]``, ``A]`` and ``A:`` always count; ``A.`` only when another option
-    also starts with its own label, so a text such as ``A. Lincoln`` alone is left as it is.
+    A leading ``(a)`` is a label only when at least two choices start with one, their letters
+    are pairwise different, and the question does not use them as part markers: ``(a) 3.2 gal
+    (b) 9.5 L`` on every choice, or a question with parts ``(a)``, ``(b)``, names parts, not
+    choices. ``A. Lincoln`` is a name unless another choice also carries its own label. When some
+    label names another choice's letter (``B: (G) Stayed the same``), the list was lettered again
+    after the labels were written: those labels are reported as stale (at least half the choices
+    labelled, letters among the option letters), and none counts as a copy to strip.
     """
-    found: dict[int, tuple[int, bool]] = {}
+    found: dict[int, tuple[str, int, bool]] = {}
     for i, (letter, text) in enumerate(options):
         if letter is None or not isinstance(text, str):
             continue
-        match = _own_label(letter).match(text)
+        match = _LABEL.match(text)
         if match is not None:
-            found[i] = (match.end(), match["dot"] is not None)
-    return {i: end for i, (end, dot) in found.items() if not dot or any(j != i for j in found)}
+            label = match["paren"] or match["bracket"] or match["plain"] or match["dot"]
+            found[i] = (label, match.end(), match["dot"] is not None)
+    letters = [label.casefold() for label, _, _ in found.values()]
+    if len(found) < 2 or len(set(letters)) != len(letters):
+        return ChoiceLabels()
+    if question is not None and any(_part_marker(letter).search(question) for letter in letters):
+        return ChoiceLabels()
+    own = {
+        i: end
+        for i, (label, end, _) in found.items()
+        if label.casefold() == str(options[i][0]).casefold()
+    }
+    own = {i: end for i, end in own.items() if not found[i][2] or len(own) > 1}
+    plain = {i: label for i, (label, _, dot) in found.items() if not dot}
+    option_letters = {str(letter).casefold() for letter, _ in options if letter is not None}
+    others = {i for i, label in plain.items() if i not in own}
+    if not others:
+        return ChoiceLabels(own=own)
+    if len(plain) * 2 >= len(options) and all(
+        label.casefold() in option_letters for label in plain.values()
+    ):
+        return ChoiceLabels(stale=plain)
+    return ChoiceLabels()
+
+
+def _part_marker(letter: str) -> re.Pattern[str]:
+    pattern = _PART_MARKERS.get(letter)
+    if pattern is None:
+        pattern = re.compile(rf"(?<![\w(\[])[(\[]?{re.escape(letter)}[)\]]", re.IGNORECASE)
+        _PART_MARKERS[letter] = pattern
+    return pattern
+
+
+_PART_MARKERS: dict[str, re.Pattern[str]] = {}
 
 
 @_check("choice_repeats_label")
 def _choice_repeats_label(view: _View, params: Mapping[str, Any]) -> Problems:
-    """A choice whose text starts with its own letter label, so the prompt shows `A: A) Paris`.
-    (`A. Lincoln` alone is a name, not a label: a `A.` label counts only when another choice
-    also carries its own label.) `choicebox fix` strips the label.
+    """A choice whose text starts with its own letter label, so the prompt shows `A: A) Paris`;
+    `choicebox fix` strips it. Only labels count: markers such as `(a)` that several choices
+    share, or that the question uses for its parts, are part of the text, and `A. Lincoln` alone
+    is a name. Labels of an earlier lettering (`B: (G) Stayed the same`) are reported as stale
+    and left for a person to fix.
 
     Bad:  "options": [{"A": "A) Paris"}, {"B": "B) Lyon"}]
     Good: "options": [{"A": "Paris"}, {"B": "Lyon"}]
     """
-    labelled = own_labels([(o.letter, o.text) for o in view.options])
-    for i, end in labelled.items():
+    labels = choice_labels([(o.letter, o.text) for o in view.options], view.question)
+    for i, end in labels.own.items():
         option = view.options[i]
         label = option.text[:end].strip()
         yield (
@@ -162,6 +263,16 @@ def _choice_repeats_label(view: _View, params: Mapping[str, Any]) -> Problems:
             (
                 f"choice {option.letter} starts with its own label {label!r}: "
                 f"the text should be {_quote(option.text[end:])}"
+            ),
+        )
+    for i, letter in labels.stale.items():
+        option = view.options[i]
+        yield (
+            option.field,
+            (
+                f"choice {option.letter} {_quote(option.text)} carries the label ({letter}) of an "
+                "earlier lettering: the choices were re-lettered, so check which text each "
+                "label meant and remove the labels"
             ),
         )
 
@@ -208,75 +319,24 @@ def _gold_not_in_choices(view: _View, params: Mapping[str, Any]) -> Problems:
         )
 
 
-_SENTENCE_END: Final = re.compile(r"[.?!](?:\s+|$)")
-_TERMINAL: Final = re.compile(r"""[.?!:;)\]}"'»”’…_$%*]$|\d$""")
-_MID_SENTENCE: Final = re.compile(r"[,\-–—(\[{/\\&+=]$")
-_ENUMERATOR: Final = re.compile(r"(?:^|(?<=\s))(?:\d{1,2}|[ivxIVX]{1,4}|[A-Za-z])\)$")
-_OPENERS: Final = "([{"
-_CLOSERS: Final = ")]}"
-
-
-def question_problems(text: str, params: Mapping[str, Any]) -> list[str]:
-    """Why a question-style ``text`` looks truncated or malformed (empty: it does not)."""
-    stem = text.strip()
-    problems: list[str] = []
-    if len(stem) < int(params["min_length"]):
-        problems.append(f"it is only {len(stem)} characters long")
-        if not stem:
-            return problems
-    tail = _quote(stem[-30:])
-    sentences = [s for s in _SENTENCE_END.split(stem) if s.strip()]
-    last_sentence = sentences[-1] if sentences else stem
-    bare = " ".join(last_sentence.casefold().rstrip("?:. ").split())
-    phrases = {" ".join(p.casefold().split()) for p in params["dangling_phrases"]}
-    words = re.findall(r"\w+", stem[-60:])
-    last_word = words[-1].casefold() if words else ""
-    if bare in phrases:
-        problems.append(f"it ends with {_quote(last_sentence.strip())} and asks nothing")
-    elif stem[-1].isalpha() and last_word in {w.casefold() for w in params["dangling_words"]}:
-        problems.append(f"it ends with the word {last_word!r} ({tail}): cut off mid-sentence")
-    elif _MID_SENTENCE.search(stem):
-        problems.append(f"it ends with {stem[-1]!r} ({tail}): cut off mid-sentence")
-    elif (
-        params["require_terminal_punctuation"] and stem[-1].isalnum() and not _TERMINAL.search(stem)
-    ):
-        problems.append(f"it ends without punctuation ({tail}): cut off mid-word or mid-sentence?")
-    depth = 0
-    dipped = False
-    for i, char in enumerate(stem):
-        if char in _OPENERS:
-            depth += 1
-        elif char in _CLOSERS:
-            # "1)", "ii)" or "b)" numbering a list closes nothing.
-            if depth == 0 and char == ")" and _ENUMERATOR.search(stem, 0, i + 1):
-                continue
-            depth -= 1
-            dipped = dipped or depth < 0
-    if depth > 0:
-        problems.append(f"{depth} bracket(s) opened and never closed")
-    elif dipped or depth < 0:
-        problems.append("a bracket is closed that was never opened")
-    if stem.count('"') % 2:
-        problems.append('an odd number of " quotes')
-    if stem.count("“") != stem.count("”"):
-        problems.append("unbalanced “ ” quotes")
-    return problems
-
-
 @_check("truncated_question")
 def _truncated_question(view: _View, params: Mapping[str, Any]) -> Problems:
-    """A question that looks cut off or malformed: shorter than `min_length`, ending mid-word or
-    mid-sentence (on a dangling word such as "the", a comma, or with no punctuation), with
-    unbalanced brackets or quotes, or a bare "Which of the following" that asks nothing. Only
-    question-style texts are judged: continuation stems (style "continuation") end mid-sentence
-    by design. A row without `question` is judged on its prompt's text before the options.
+    """A question that is malformed or looks cut off: a bracket or a quotation opened and never
+    closed (LaTeX `\\left`/`\\right`, list numbering such as `a)`, inch marks and quotations
+    the choices close are understood; code is not judged), a bare "Which of the following" that
+    asks nothing, or shorter than `min_length` (unless the choices continue it). How a stem ends
+    is no evidence on real data (completion stems, equations, imperatives), so the ending checks
+    (`dangling_words`, `mid_sentence_endings`, `require_terminal_punctuation`) are off unless
+    configured. Continuation stems (style "continuation") are never judged. A row without
+    `question` is judged on its prompt's text before the options.
 
-    Bad:  "question": "Which of the following describes the role of the"
-    Good: "question": "Which of the following describes the role of the ribosome?"
+    Bad:  "question": "Which statement describes the ribosome (the site of protein synthesis?"
+    Good: "question": "Which statement describes the ribosome (the site of protein synthesis)?"
     """
     if not view.judge_question or view.question is None:
         return
-    problems = question_problems(view.question, params)
+    choices = [o.text for o in view.options if isinstance(o.text, str)]
+    problems = question_problems(view.question, params, choices)
     if problems:
         yield (
             view.question_field,
@@ -300,7 +360,7 @@ def _prompt_options_mismatch(view: _View, params: Mapping[str, Any]) -> Problems
     if not options:
         return
     problems = prompt_option_problems(view.prompt, options)
-    if problems:
+    if problems and not listed_loosely(view.prompt, options):
         yield (
             "responses_create_params.input",
             (
@@ -419,29 +479,40 @@ def _template_regex_mismatch(view: _View, params: Mapping[str, Any]) -> Problems
             return
 
 
-def _above_phrase(text: str, phrases: Sequence[str]) -> bool:
-    bare = normalise_option_text(text, punctuation=True)
-    return any(
-        bare == p or bare.startswith(p + " ")
-        for p in (normalise_option_text(p, punctuation=True) for p in phrases)
-    )
+def _reads_as(bare: str, phrases: Sequence[str]) -> bool:
+    """Whether the words ``bare`` are one of ``phrases`` (given as words), possibly followed by
+    more words."""
+    return any(bare == p or bare.startswith(p + " ") for p in phrases)
+
+
+# "All of the above (I, II, III)" names what it covers, so its place does not matter.
+_NAMED_COVER: Final = re.compile(r"\(\s*\w+(?:\s*(?:,|\band\b|&)\s*\w+)+\s*\)")
 
 
 @_check("all_of_the_above_not_last")
 def _all_of_the_above_not_last(view: _View, params: Mapping[str, Any]) -> Problems:
     """An "all of the above" / "none of the above" choice (the forms in `phrases`) followed by an
     ordinary choice: "above" no longer covers every other choice (several such choices may
-    close the list together).
+    close the list together). The forms in `other_phrases` ("all of these") carry no position,
+    so they are not reported, but they are no ordinary choice either; a choice that names what
+    it covers (`All of the above (I, II, III)`) is not reported.
 
     Bad:  "options": [{"A": "Iron"}, {"B": "All of the above"}, {"C": "Copper"}]
     Good: "options": [{"A": "Iron"}, {"B": "Copper"}, {"C": "All of the above"}]
     """
-    phrases = params["phrases"]
-    texts = [(o, isinstance(o.text, str) and _above_phrase(o.text, phrases)) for o in view.options]
-    last_plain = max((i for i, (_, above) in enumerate(texts) if not above), default=-1)
-    for i, (option, above) in enumerate(texts):
-        if above and i < last_plain:
-            after = texts[last_plain][0]
+    above = [bare_words(p) for p in params["phrases"]]
+    others = [*above, *(bare_words(p) for p in params["other_phrases"])]
+    marks: list[tuple[_Option, bool, bool]] = []  # (option, reported form, no ordinary choice)
+    for option in view.options:
+        text = option.text if isinstance(option.text, str) else ""
+        bare = bare_words(text)
+        closing = bool(bare) and _reads_as(bare, others)
+        reported = closing and _reads_as(bare, above) and not _NAMED_COVER.search(text)
+        marks.append((option, reported, closing))
+    last_plain = max((i for i, (_, _, closing) in enumerate(marks) if not closing), default=-1)
+    for i, (option, reported, _) in enumerate(marks):
+        if reported and i < last_plain:
+            after = marks[last_plain][0]
             yield (
                 option.field,
                 (
@@ -464,41 +535,26 @@ def _conflicting_duplicate_question(view: _View, params: Mapping[str, Any]) -> P
     return iter(())  # a file-level check, run by audit_rows
 
 
-def untidy_problems(text: str, *, collapse: bool) -> list[str]:
-    """Why ``text`` is not in the form ``fix`` writes (NFC, trimmed, ...); empty: it is."""
-    problems: list[str] = []
-    if unicodedata.normalize("NFC", text) != text:
-        problems.append("is not in Unicode NFC")
-    if "\r" in text:
-        problems.append("has carriage returns")
-    if text != text.strip():
-        problems.append("has leading or trailing whitespace")
-    if any(line != line.rstrip() for line in text.split("\n")):
-        problems.append("has trailing spaces on a line")
-    if collapse and "\n" not in text.strip() and _ODD_SPACE.search(text.strip()):
-        problems.append("has runs of spaces or tabs or non-breaking spaces")
-    return list(dict.fromkeys(problems))
-
-
-_ODD_SPACE: Final = re.compile(r"[^\S\n]{2,}|[^\S \n]")
-
-
 @_check("untidy_text")
 def _untidy_text(view: _View, params: Mapping[str, Any]) -> Problems:
     """A question (its own field) or choice with untidy text: not Unicode NFC, leading or trailing
     whitespace, carriage returns, runs of spaces or tabs inside a one-line choice. Harmless to a
-    reader, but it makes texts that look equal compare unequal. `choicebox fix` tidies it.
+    reader, but it makes texts that look equal compare unequal. `choicebox fix` tidies it. Not
+    reported: gaps that two choices or more share (table columns), the line whitespace of a
+    multi-line choice (a patch), and text with LaTeX residue (see `markup_residue`).
 
     Bad:  "options": [{"A": " Caf\\u0065\\u0301 "}]
     Good: "options": [{"A": "Caf\\u00e9"}]
     """
     if view.explicit_question and isinstance(view.question, str):
-        problems = untidy_problems(view.question, collapse=False)
+        problems = untidy_problems(view.question, choice=False)
         if problems:
             yield view.question_field, f"the question {', '.join(problems)}: run choicebox fix"
-    for option in view.options:
+    texts = [o.text if isinstance(o.text, str) else "" for o in view.options]
+    columns = column_layout(texts)
+    for i, option in enumerate(view.options):
         if isinstance(option.text, str) and option.text.strip():
-            problems = untidy_problems(option.text, collapse=True)
+            problems = untidy_problems(option.text, choice=True, columns=i in columns)
             if problems:
                 yield (
                     option.field,
@@ -509,3 +565,32 @@ def _untidy_text(view: _View, params: Mapping[str, Any]) -> Problems:
                 )
 
 
+@_check("markup_residue")
+def _markup_residue(view: _View, params: Mapping[str, Any]) -> Problems:
+    """LaTeX left in the question or a choice: a text-mode command printed as text
+    (`\\textbullet`, `\\textquotedblright`, `\\cyrchar`), or a control character where JSON
+    escaping ate a command's backslash (`\\bullet` read as a backspace and `ullet`, `\\tau` as
+    a tab and `au`, `\\vert` as a vertical tab and `ert`). The reader sees garbage where a
+    symbol was; `choicebox fix` leaves such text unchanged, since the control character is the
+    only trace of the command.
+
+    Bad:  "options": [{"A": "32.2 ft\\u0008ullet s^-2"}, {"B": "9.8 m\\textbullet s^-2"}]
+    Good: "options": [{"A": "32.2 ft s^-2"}, {"B": "9.8 m s^-2"}]
+    """
+    if isinstance(view.question, str):
+        found = markup_residue(view.question)
+        if found:
+            yield view.question_field, f"the question has {_residue(found)}"
+    for option in view.options:
+        if isinstance(option.text, str):
+            found = markup_residue(option.text)
+            if found:
+                yield (
+                    option.field,
+                    f"choice {_name(option)} {_quote(option.text)} has {_residue(found)}",
+                )
+
+
+def _residue(found: Sequence[str]) -> str:
+    more = f"; and {len(found) - 2} more" if len(found) > 2 else ""
+    return f"LaTeX residue: {'; '.join(found[:2])}{more}: restore the symbols"

@@ -100,10 +100,58 @@ def parse_prompt_options(prompt: str, letters: Sequence[str] = ()) -> PromptOpti
     )
 
 
+# The loose reading, for option lists the line parser loses: options that span paragraphs (a
+# patch or code with blank lines in it), each an `A: ` line, letters running A, B, C, ...
+_LOOSE_LABEL: Final = re.compile(r"^(?P<letter>[A-Z]): (?=\S)", re.MULTILINE)
+_CLOSING_TAG: Final = re.compile(r"^</[\w-]+>[ \t]*$", re.MULTILINE)
+
+
+def loose_prompt_options(prompt: str) -> list[tuple[str, str]]:
+    """The options of ``prompt`` read as `A: ` lines with consecutive letters from A, each
+    option's text running to the next label (the last one's to a closing tag line such as
+    ``</choices>``, or to the end); the longest such run, the later one on a tie. Fewer than two
+    options: none."""
+    best: list[re.Match[str]] = []
+    run: list[re.Match[str]] = []
+    for match in _LOOSE_LABEL.finditer(prompt):
+        letter = match["letter"]
+        if letter == "A":
+            run = [match]
+        elif run and ord(letter) == ord(run[-1]["letter"]) + 1:
+            run.append(match)
+        else:
+            continue
+        if len(run) >= len(best):
+            best = list(run)
+    if len(best) < 2:
+        return []
+    options: list[tuple[str, str]] = []
+    for i, match in enumerate(best):
+        if i + 1 < len(best):
+            end = best[i + 1].start()
+        else:
+            closing = _CLOSING_TAG.search(prompt, match.end())
+            end = closing.start() if closing is not None else len(prompt)
+        options.append((match["letter"], prompt[match.end() : end].rstrip()))
+    return options
+
+
 def _options_in_prompt(prompt: str) -> list[tuple[str, str]]:
-    """The (letter, text) pairs a prompt lists, for rows without ``options``."""
+    """The (letter, text) pairs a prompt lists, for rows without ``options``: one line each, or,
+    when no lettered lines line up, the loose reading (``loose_prompt_options``)."""
     block = parse_prompt_options(prompt)
-    return [(o.letter, o.text) for o in block.options] if block is not None else []
+    if block is None:
+        return loose_prompt_options(prompt)
+    return [(o.letter, o.text) for o in block.options]
+
+
+def prompt_option_blocks(prompt: str) -> list[tuple[str, str]]:
+    """Like ``_options_in_prompt``, but each option's whole block: its line and the lines after
+    it up to the next option. Two patches that share their first line are different options."""
+    block = parse_prompt_options(prompt)
+    if block is None:
+        return loose_prompt_options(prompt)
+    return [(o.letter, "\n".join((o.text, *o.more))) for o in block.options]
 
 
 def _canon(text: str) -> str:
@@ -156,6 +204,16 @@ def prompt_option_problems(prompt: str, options: Mapping[str, str]) -> list[str]
     if common != in_prompt:
         problems.append(f"the prompt lists the options in the order {', '.join(in_prompt)}")
     return problems
+
+
+def listed_loosely(prompt: str, options: Mapping[str, str]) -> bool:
+    """Whether the loose reading of ``prompt`` (``loose_prompt_options``) lists exactly
+    ``options``, in order and up to layout: how option lists the line parser cannot follow, such
+    as patches with blank lines in them, are confirmed."""
+    listed = loose_prompt_options(prompt)
+    return [letter for letter, _ in listed] == list(options) and all(
+        _canon(text) == _canon(options[letter]) for letter, text in listed
+    )
 
 
 def _letters_and_texts(letters: Sequence[str], options: Mapping[str, str]) -> str:

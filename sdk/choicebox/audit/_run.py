@@ -11,18 +11,20 @@ from typing import Any, Final
 import attrs
 
 from choicebox._errors import WireFormatError
-from choicebox._letters import normalise_option_text
 from choicebox._samples import (
     MCQASample,
     MultipleChoiceSample,
 )
 from choicebox._wire import decode_mcqa, decode_multiple_choice
-from choicebox.jsonl import JsonlError, JsonlRow, iter_jsonl
+from choicebox.jsonl import JsonlError, JsonlRow
 
 from ._checks import _ROW_CHECKS
+from ._compare import comparison_key
 from ._config import AuditConfig, CheckSettings
 from ._findings import Audit, Finding
+from ._kinds import RolloutsWithoutGold, multiple_choice_row, not_multiple_choice
 from ._prompt import _options_in_prompt, _quote
+from ._source import read_rows
 from ._view import AnySample, _View, _view_of_row, _view_of_sample
 
 # --- running the checks --------------------------------------------------------------------------
@@ -107,9 +109,10 @@ def audit_row(row: Any, *, config: AuditConfig | None = None, line: int | None =
         message = f"the row is a JSON {_json_kind(row)}, not an object: it cannot be a sample"
         return Audit(findings=_unreadable(config, message), line=line)
     view = _view_of_row(row)
-    found_by_checks = _run(view, config)
+    multiple_choice = multiple_choice_row(row, view)
+    found_by_checks = _run(view, config) if multiple_choice else not_multiple_choice(config)
     found = {f.check for f in found_by_checks}
-    for problem in _decode_problems(row, view.family):
+    for problem in _decode_problems(row, view.family) if multiple_choice else ():
         finding = _finding_for_problem(problem, config)
         if finding is not None and finding.check not in found - {"unreadable_row"}:
             found_by_checks.append(finding)
@@ -146,15 +149,12 @@ class _DuplicateQuestions:
         if view.question is None or gold is None or not view.question.strip():
             return None
         key = hashlib.blake2b(digest_size=16)
-        key.update(normalise_option_text(view.question, punctuation=True).encode())
+        key.update(comparison_key(view.question, punctuation=True, numeric=False).encode())
         if self._settings.params["same_choices"]:
-            choices = sorted(
-                normalise_option_text(t, punctuation=True, numeric=True)
-                for t in view.texts.values()
-            )
+            choices = sorted(comparison_key(t, punctuation=True) for t in view.texts.values())
             key.update(b"\x00" + "\x1f".join(choices).encode())
         gold_key = hashlib.blake2b(
-            normalise_option_text(gold, punctuation=True, numeric=True).encode(), digest_size=16
+            comparison_key(gold, punctuation=True).encode(), digest_size=16
         ).digest()
         golds = self._seen.setdefault(key.digest(), {})
         earlier = next(((ln, text) for g, (ln, text) in golds.items() if g != gold_key), None)
@@ -182,6 +182,7 @@ def audit_rows(
         if config.enabled("conflicting_duplicate_question")
         else None
     )
+    rollouts = RolloutsWithoutGold()
     for number, item in enumerate(rows, start=1):
         if isinstance(item, JsonlError):
             column = f" at column {item.column}" if item.column is not None else ""
@@ -189,7 +190,7 @@ def audit_rows(
             yield Audit(findings=findings, line=item.line)
             continue
         line, row = (item.line, item.value) if isinstance(item, JsonlRow) else (number, item)
-        result = audit_row(row, config=config, line=line)
+        result = rollouts.once_per_file(row, audit_row(row, config=config, line=line))
         if duplicates is not None and isinstance(row, Mapping):
             found = duplicates.check(_view_of_row(row), line)
             if found is not None:
@@ -198,7 +199,7 @@ def audit_rows(
 
 
 def audit_file(path: str | Path, *, config: AuditConfig | None = None) -> Iterator[Audit]:
-    """One ``Audit`` per non-blank line of a JSONL file, streaming."""
-    return audit_rows(iter_jsonl(path), config=config)
+    """One ``Audit`` per non-blank line of a JSONL file (plain or gzip-compressed), streaming."""
+    return audit_rows(read_rows(path), config=config)
 
 

@@ -1,12 +1,14 @@
 """Safe, deterministic repairs of multiple-choice samples, each one listed as a ``Change``.
 
-``fix`` tidies text (Unicode NFC, trimmed, carriage returns and stray spaces), strips a choice's
-copy of its own letter label (``A) Paris`` -> ``Paris``) and re-renders a prompt whose option list
-drifted from ``options``, when the sample's template is a shipped one and the prompt provably
-follows it. What it never does: reorder choices, change which text the gold answer points to,
-drop a sample, or touch ``extra``/``metadata``. Every result is checked for exactly that, and
-re-audited: a repair that would break a guarantee or raise a new finding is refused, and the
-sample is returned unchanged with the refusal listed (``Change.applied`` false).
+``fix`` tidies text (Unicode NFC, trimmed, carriage returns and stray spaces, by the rules of
+``_tidy`` that ``untidy_text`` reports with), strips a choice's copy of its own letter label
+(``A) Paris`` -> ``Paris``) and re-renders a prompt whose option list drifted from ``options``,
+when the sample's template is a shipped one and the prompt provably follows it. What it never
+does: reorder choices, change which text the gold answer points to, drop a sample, touch
+``extra``/``metadata``, merge table columns, strip part markers or stale labels, or tidy away the
+control characters of LaTeX residue (the only trace of the lost command). Every result is checked
+for exactly that, and re-audited: a repair that would break a guarantee or raise a new finding is
+refused, and the sample is returned unchanged with the refusal listed (``Change.applied`` false).
 """
 
 from __future__ import annotations
@@ -32,17 +34,19 @@ from choicebox._templates import templates
 from choicebox._wire import decode_mcqa, decode_multiple_choice, question_from_prompt
 from choicebox.jsonl import dumps
 
-from ._checks import own_labels
+from ._checks import choice_labels
 from ._config import AuditConfig
 from ._prompt import parse_prompt_options, prompt_option_problems
 from ._run import audit
+from ._source import is_gzip
+from ._tidy import column_layout, tidy
+from ._view import _view_of_sample
 
 __all__ = ["Change", "FixSummary", "RowFix", "fix", "fix_file", "fix_row"]
 
 S = TypeVar("S", MCQASample, MultipleChoiceQuestionAnswerSample, MultipleChoiceCompletionSample)
 
 _SENTINEL: Final = "\x00choicebox-question\x00"
-_HSPACE: Final = re.compile(r"[^\S\n]+")
 _PYTHON_STYLE: Final = re.compile(rb'^\{"(?:[^"\\]|\\.)*": ')
 
 
@@ -75,18 +79,6 @@ class Change:
 # --- text ----------------------------------------------------------------------------------------
 
 
-def tidy_question(text: str) -> str:
-    """NFC, ``\\n`` line ends, no trailing spaces on a line, trimmed (inner spacing is kept)."""
-    text = unicodedata.normalize("NFC", text).replace("\r\n", "\n").replace("\r", "\n")
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip()
-
-
-def tidy_choice(text: str) -> str:
-    """``tidy_question``, and a one-line choice has its runs of whitespace made one space."""
-    text = tidy_question(text)
-    return text if "\n" in text else _HSPACE.sub(" ", text)
-
-
 def _canon(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
@@ -106,13 +98,17 @@ def _same_gold(letter: str, before: str, after: str) -> bool:
 
 
 def _choice_changes(
-    letters: Sequence[str | None], texts: Sequence[str], fields: Sequence[str]
+    letters: Sequence[str | None],
+    texts: Sequence[str],
+    fields: Sequence[str],
+    question: str | None,
 ) -> tuple[list[str], list[Change]]:
     """Tidied and unlabelled choice texts, in the same order, and the changes made."""
     changes: list[Change] = []
+    columns = column_layout(texts)
     tidied: list[str] = []
-    for field, text in zip(fields, texts, strict=True):
-        clean = tidy_choice(text)
+    for i, (field, text) in enumerate(zip(fields, texts, strict=True)):
+        clean = tidy(text, choice=True, columns=i in columns)
         if clean != text:
             changes.append(
                 Change(
@@ -126,11 +122,26 @@ def _choice_changes(
         tidied.append(clean)
     out = list(tidied)
     for _ in range(4):  # a label may be doubled ("B) B) Lyon"); strip copies until none is left
-        labelled = own_labels(list(zip(letters, out, strict=True)))
+        labels = choice_labels(list(zip(letters, out, strict=True)), question)
+        if labels.stale:
+            stale = ", ".join(f"({letter})" for letter in labels.stale.values())
+            changes.append(
+                Change(
+                    check="choice_repeats_label",
+                    field=re.split(r"[.\[]", fields[0])[0],  # "options" or "choices"
+                    before=None,
+                    after=None,
+                    description=f"cannot strip the labels {stale}: the choices were lettered "
+                    "again after the labels were written, and which text each label meant needs "
+                    "a person",
+                    applied=False,
+                )
+            )
+        labelled = labels.own
         if not labelled:
             break
         for i, end in sorted(labelled.items()):
-            stripped = tidy_choice(out[i][end:])
+            stripped = tidy(out[i][end:], choice=True, columns=i in columns)
             changes.append(
                 Change(
                     check="choice_repeats_label",
@@ -141,6 +152,25 @@ def _choice_changes(
                 )
             )
             out[i] = stripped
+    # Stripping a label can end a column layout ("A)  x" shared its gap count with "B) y\u00a0z"):
+    # tidy again until the texts are what the audit accepts.
+    for _ in range(len(out)):
+        columns = column_layout(out)
+        again = {i: tidy(t, choice=True, columns=i in columns) for i, t in enumerate(out)}
+        changed = {i: t for i, t in again.items() if t != out[i]}
+        if not changed:
+            break
+        for i, clean in sorted(changed.items()):
+            changes.append(
+                Change(
+                    check="untidy_text",
+                    field=fields[i],
+                    before=out[i],
+                    after=clean,
+                    description="tidied the text (whitespace no longer laid out in columns)",
+                )
+            )
+            out[i] = clean
     return out, changes
 
 
@@ -243,7 +273,7 @@ def _fix_mcqa(sample: MCQASample) -> tuple[MCQASample, list[Change]]:
     question = sample.question
     derived = prompt is not None and question == prompt  # the question is the prompt: keep it
     if not derived:
-        clean = tidy_question(question)
+        clean = tidy(question, choice=False)
         if clean != question:
             changes.append(
                 Change(
@@ -257,7 +287,10 @@ def _fix_mcqa(sample: MCQASample) -> tuple[MCQASample, list[Change]]:
             question = clean
     letters = sample.letters
     texts, option_changes = _choice_changes(
-        letters, list(sample.options.values()), [f"options.{letter}" for letter in letters]
+        letters,
+        list(sample.options.values()),
+        [f"options.{letter}" for letter in letters],
+        _view_of_sample(sample).question,  # the stem, as the audit reads it, not the whole prompt
     )
     changes.extend(option_changes)
     options = dict(zip(letters, texts, strict=True))
@@ -315,7 +348,7 @@ def _first(problems: Sequence[str]) -> str:
 def _fix_mc(sample: S) -> tuple[S, list[Change]]:
     assert isinstance(sample, MultipleChoiceSample)
     changes: list[Change] = []
-    context = tidy_question(sample.context)
+    context = tidy(sample.context, choice=False)
     if context != sample.context:
         changes.append(
             Change(
@@ -328,7 +361,10 @@ def _fix_mc(sample: S) -> tuple[S, list[Change]]:
         )
     letters = [chr(ord("A") + i) if i < 26 else None for i in range(len(sample.choices))]
     texts, choice_changes = _choice_changes(
-        letters, list(sample.choices), [f"choices[{i}]" for i in range(len(sample.choices))]
+        letters,
+        list(sample.choices),
+        [f"choices[{i}]" for i in range(len(sample.choices))],
+        sample.context,
     )
     changes.extend(choice_changes)
     if not changes:
@@ -458,6 +494,11 @@ def fix_file(
     partial = output.with_name(output.name + ".partial")
     summary = FixSummary()
     try:
+        if is_gzip(source):
+            raise FixFileError(
+                f"{source}: the file is gzip-compressed: decompress it first "
+                "(fix writes plain JSONL, one line per input line)"
+            )
         with open(source, "rb") as reader, open(partial, "wb") as writer:
             for number, raw in enumerate(reader, start=1):
                 if not raw.strip():
@@ -489,6 +530,8 @@ def fix_file(
                 if on_row is not None:
                     on_row(number, result)
         os.replace(partial, output)
+    except FixFileError:
+        raise
     except OSError as exc:
         where = str(exc.filename or source)
         raise FixFileError(exc.strerror or str(exc), path=where) from None

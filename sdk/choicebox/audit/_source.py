@@ -1,0 +1,39 @@
+"""The rows of a data file for the audit: plain JSONL, or JSONL compressed with gzip.
+
+Datasets are often shipped as ``.jsonl.gz``. Read as plain text, every compressed "line" would be
+an invalid-JSON finding, so the file is sniffed for the gzip magic bytes (not its name) and
+decompressed as it streams.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from choicebox.jsonl import JsonlError, JsonlRow, iter_jsonl
+
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file starts with the gzip magic bytes."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == _GZIP_MAGIC
+
+
+def read_rows(path: str | Path) -> Iterator[JsonlRow | JsonlError]:
+    """Each non-blank line of ``path``, decoded (gzip is decompressed on the fly)."""
+    if not is_gzip(path):
+        yield from iter_jsonl(path)
+        return
+    with io.BufferedReader(gzip.GzipFile(path, "rb")) as handle:
+        try:
+            yield from iter_jsonl(handle)
+        except EOFError:
+            # A truncated download: the rows before the cut were yielded; say why the rest is not.
+            raise OSError(0, "the gzip data ends early: the file is truncated", str(path)) from None
+        except gzip.BadGzipFile as exc:
+            raise OSError(0, f"not valid gzip data: {exc}", str(path)) from None
