@@ -16,7 +16,6 @@ from choicebox._errors import ChoiceboxError
 from choicebox.metrics import (
     CategoryStats,
     ConfidenceInterval,
-    FailureAccumulator,
     MetricsAccumulator,
     MetricsError,
     aggregate_metrics,
@@ -539,18 +538,18 @@ def test_failure_exemplars_are_capped_and_previewed() -> None:
     assert failure_analysis(rows, max_exemplars=0)["exemplars"] == []
 
 
-def test_failure_accumulator_streams_like_the_function() -> None:
+def test_the_accumulator_streams_the_failure_analysis_like_the_function() -> None:
     rows = [
         {"reward": float(i % 3 == 0), "extracted_answer": None if i % 5 else "A"} for i in range(50)
     ]
-    acc = FailureAccumulator(max_exemplars=1)
-    for i, row in enumerate(rows):
-        acc.add(row, i)
-    assert acc.result() == failure_analysis(rows, max_exemplars=1)
-    empty = FailureAccumulator().result()
+    acc = MetricsAccumulator(tasks=False, max_exemplars=1)
+    for row in rows:
+        acc.add(row)
+    assert acc.failure_analysis().to_json() == failure_analysis(rows, max_exemplars=1)
+    empty = MetricsAccumulator().failure_analysis().to_json()
     assert empty == {"total_failures": 0, "failure_rate": 0.0, "categories": {}, "exemplars": []}
     with pytest.raises(MetricsError, match="max_exemplars"):
-        FailureAccumulator(max_exemplars=-1)
+        MetricsAccumulator(max_exemplars=-1)
 
 
 def test_tasks_kept_compactly_give_the_same_metrics_as_tasks_kept_in_lists() -> None:
@@ -573,3 +572,61 @@ def test_tasks_kept_compactly_give_the_same_metrics_as_tasks_kept_in_lists() -> 
     lists_only = aggregate_metrics(rows(1))["agent_metrics"]  # an int reward is never packed
     assert packed_first == lists_only
     assert packed_first["mean/reward"] == 5.5 / 8
+
+
+# ----------------------------------------------------------------------- one accumulator
+
+
+def test_error_rows_are_counted_but_not_graded() -> None:
+    """A row with an ``error`` and no reward (what ``choicebox grade`` writes for a row it could
+    not grade) is left out of the rewards, wherever the rows are counted."""
+    rows = [*TWO_BY_TWO, {"error": "line 9: invalid JSON", "line": 9}]
+    assert aggregate_metrics(rows) == aggregate_metrics(TWO_BY_TWO)
+    acc = MetricsAccumulator(by=("subject",))
+    acc.add_rows(rows)
+    assert (acc.n_rows, acc.n_graded, acc.n_errors) == (5, 4, 1)
+    report = acc.failure_analysis().to_json()
+    assert report["categories"]["error"] == {"count": 1, "rate": 0.2}
+    error = next(e for e in report["exemplars"] if e["category"] == "error")
+    assert error == {
+        "category": "error",
+        "problem_idx": 4,
+        "uuid": None,
+        "response_preview": "line 9: invalid JSON",
+    }
+    # Without an error, a row without a reward is still refused.
+    with pytest.raises(MetricsError, match="row 1: row has no numeric 'reward'"):
+        aggregate_metrics([TWO_BY_TWO[0], {"_ng_task_index": 0, "reward": "high"}])
+
+
+def test_a_verdict_row_is_judged_by_its_verdict() -> None:
+    """Rows with choicebox's ``failure_kind`` fail the way their verdict says, and an ``error``
+    field they carried in from their input does not make them error rows."""
+    rows: list[dict[str, Any]] = [
+        {"reward": 0.0, "extracted_answer": None, "failure_kind": "refusal", "timeout": True},
+        {"reward": 0.0, "extracted_answer": "C", "failure_kind": "ambiguous"},
+        {"reward": 1.0, "extracted_answer": "B", "failure_kind": None, "error": "late"},
+        {"reward": 0.75, "extracted_answer": "B", "failure_kind": None},  # weighted: right
+        {"reward": 0.0, "extracted_answer": None, "timeout": True},  # no verdict: Gym's fields
+    ]
+    report = failure_analysis(rows)
+    counts = {name: kind["count"] for name, kind in report["categories"].items()}
+    assert counts == {"ambiguous": 1, "refusal": 1, "timeout": 1, "wrong_answer": 1}
+    acc = MetricsAccumulator(tasks=False)
+    acc.add_rows(rows)
+    assert (acc.n_errors, acc.n_graded) == (0, 5)
+
+
+def test_category_intervals_resample_the_rewards_in_arrival_order() -> None:
+    """Past a few thousand distinct rewards the bootstrap resamples by index, so the order of
+    the rewards matters: a category's interval is the one of its rewards as they arrived."""
+    rng = np.random.default_rng(9)
+    rewards = rng.random(5000).tolist()
+    rows = [{"reward": r, "subject": "all"} for r in rewards]
+    (stats,) = category_breakdown(rows, "subject", resamples=200)
+    ci = bootstrap_ci(rewards, resamples=200)
+    assert (stats.mean_reward, stats.ci_lower, stats.ci_upper) == (
+        ci.value,
+        ci.ci_lower,
+        ci.ci_upper,
+    )

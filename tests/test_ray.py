@@ -169,3 +169,38 @@ def test_cli_engine_ray(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert out.read_bytes() == local_out.read_bytes()
     err = capsys.readouterr().err
     assert f"into {out}" in err
+
+
+def test_a_run_stopped_locally_resumes_on_ray_and_matches_a_fresh_run(tmp_path: Path) -> None:
+    """One pipeline under both runners: a ``.partial`` file one runner left, the other resumes."""
+    source = tmp_path / "in.jsonl"
+    source.write_bytes((MIXED.read_bytes().rstrip(b"\n") + b"\n") * 30 + ERRORS.read_bytes())
+    fresh = tmp_path / "fresh.jsonl"
+    expected = grade_file(source, fresh, workers=1, by=["metadata.subject", "failure_kind"])
+
+    class Stop:
+        def start(self, total_bytes: int, done_bytes: int, done_rows: int) -> None:
+            pass
+
+        def update(self, rows: int, nbytes: int) -> None:
+            raise KeyboardInterrupt
+
+        def close(self) -> None:
+            pass
+
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        grade_file(source, output, workers=1, progress=Stop(), chunk_bytes=4_000)
+    result = grade_file_ray(
+        source, output, by=["metadata.subject", "failure_kind"], resume=True, chunk_bytes=4_000
+    )
+    assert 0 < result.resumed_rows < result.rows
+    assert output.read_bytes() == fresh.read_bytes()
+    assert sidecar_paths(output)[1].read_bytes() == sidecar_paths(fresh)[1].read_bytes()
+    assert _comparable(sidecar_paths(output)[0], output) == _comparable(
+        sidecar_paths(fresh)[0], fresh
+    )
+    # The typed documents agree too, but for the output's name.
+    assert result.metrics.categories == expected.metrics.categories
+    assert result.metrics.failure_analysis == expected.metrics.failure_analysis
+    assert result.metrics.agent_metrics == expected.metrics.agent_metrics

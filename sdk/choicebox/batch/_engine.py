@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Final
 
 import orjson
 
@@ -16,12 +16,10 @@ from choicebox._errors import (
 )
 from choicebox._fastpath import grade_row_fast
 from choicebox._grading import Verdict, grade
-from choicebox._modes import COMPONENTS, GradingMode, default_registry
-from choicebox._rollout import response_text
+from choicebox._modes import GradingMode, default_registry
 from choicebox._wire import decode_mcqa, question_from_prompt
-from choicebox.metrics._fields import PREVIEW_CHARS
 
-from ._records import RowRecord, _category, _task_key, record_of
+from ._records import RowRecord, record_of, record_of_verdict
 
 # --- options from the prompt ------------------------------------------------------------------
 
@@ -74,29 +72,6 @@ def _options_from_prompt(text: str) -> tuple[tuple[str, str], ...]:
 
 
 # --- grading rows ---------------------------------------------------------------------------
-
-
-class Chunk(NamedTuple):
-    """A span of whole lines of the input.
-
-    ``data`` holds its bytes, or is ``b""`` when a worker reads them itself from ``offset``;
-    ``first_line`` is the 1-based number of its first line.
-    """
-
-    seq: int
-    data: bytes
-    offset: int
-    nbytes: int
-    first_line: int
-
-
-class ChunkResult(NamedTuple):
-    """A graded chunk: its output lines (newline-terminated), or the file holding them, and records."""
-
-    data: bytes
-    path: str | None
-    records: list[RowRecord]
-    nbytes: int
 
 
 _ABSENT: Final = object()
@@ -217,7 +192,8 @@ class Grader:
                 spliced = _spliced(raw, row, verdict)
                 if spliced is not None:
                     parts.append(spliced)
-                    records.append(_record(row, verdict, by))
+                    build = functools.partial(_output_row, row, verdict)
+                    records.append(record_of_verdict(row, verdict, by, build))
                     continue
                 out = _output_row(row, verdict)
             try:
@@ -265,29 +241,6 @@ def _spliced(raw: bytes, row: dict[str, Any], verdict: Verdict) -> bytes | None:
     if not fields:
         return body
     return body[:-1] + (b"," if row else b"") + orjson.dumps(fields)[1:]
-
-
-def _record(row: Mapping[str, Any], verdict: Verdict, by: Sequence[str]) -> RowRecord:
-    """``record_of`` for a graded row, read from its verdict instead of the output dict."""
-    uuid = row.get("uuid")
-    preview = ""
-    if verdict.reward < 1.0:
-        try:
-            preview = response_text(row.get("response", ""))[:PREVIEW_CHARS]
-        except WireFormatError:
-            preview = ""
-    components = verdict.reward_components
-    return RowRecord(
-        None,
-        None if uuid is None else str(uuid),
-        _task_key(row),
-        verdict.reward,
-        verdict.extracted_answer,
-        tuple([components.get(name) for name in COMPONENTS]),
-        verdict.failure,
-        preview,
-        tuple(_category(row, field) for field in by),
-    )
 
 
 def _error_row(line: int, problem: str, uuid: object) -> dict[str, Any]:

@@ -1,41 +1,38 @@
-"""Per-row records: what the metrics need of a graded row, small enough to cross process pipes."""
+"""How ``choicebox grade`` reads its output rows into metrics records.
+
+The rows are read as the metrics read any row (``choicebox.metrics``' ``read_row``); what is the
+batch's own is how rollouts are grouped into tasks when a row has no ``_ng_task_index``: by its
+``uuid``, else by its prompt, so that a rollout file without indices still gets pass@k.
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
-from choicebox._errors import (
-    BatchError,
-    WireFormatError,
-)
+from choicebox._errors import BatchError, MetricsError
+from choicebox._grading import VERDICT_KEYS
 from choicebox._modes import COMPONENTS
-from choicebox._rollout import response_text
 from choicebox._wire import question_from_prompt
-from choicebox.metrics._categories import MISSING_CATEGORY
-from choicebox.metrics._fields import _MISSING, PREVIEW_CHARS, TASK_INDEX_KEY, _lookup
+from choicebox.metrics._fields import TASK_INDEX_KEY, category_of
+from choicebox.metrics._records import RowRecord, read_row, response_preview
 
-# --- per-row records: what the metrics need of a graded row -----------------------------------
+if TYPE_CHECKING:
+    from choicebox._grading import Verdict
 
+__all__ = ["RowRecord", "record_of", "record_of_verdict"]
 
-class RowRecord(NamedTuple):
-    """What the metrics keep of one output row; small, so workers can send it back cheaply."""
-
-    error: str | None
-    uuid: str | None
-    task: int | str | None
-    reward: float
-    extracted: str | None
-    components: tuple[float | None, ...]
-    failure: str | None
-    preview: str
-    categories: tuple[str, ...]
+# The fields a graded row's output sets or drops: a category read from one of them must be read
+# off the output row, not the input row.
+_OUTPUT_FIELDS: Final = frozenset({*VERDICT_KEYS, "options_source"})
 
 
-def _task_key(row: Mapping[str, Any]) -> int | str | None:
-    """``_ng_task_index``, else ``uuid``, else a digest of the prompt text (kept short)."""
+def _task_key(row: Mapping[str, Any]) -> int | str:
+    """``_ng_task_index``, else ``uuid``, else a digest of the prompt text (kept short), else
+    the one unnamed task ``""``."""
     index = row.get(TASK_INDEX_KEY)
     if isinstance(index, int) and not isinstance(index, bool):
         return index
@@ -47,56 +44,70 @@ def _task_key(row: Mapping[str, Any]) -> int | str | None:
         question = row.get("question")
         prompt = question if isinstance(question, str) else None
     if prompt is None:
-        return None
+        return ""
     return (
         "prompt:" + hashlib.blake2b(prompt.encode("utf-8", "replace"), digest_size=16).hexdigest()
     )
 
 
-def _category(row: Mapping[str, Any], field: str) -> str:
-    value = _lookup(row, field)
-    return MISSING_CATEGORY if value is _MISSING or value is None else str(value)
-
-
-def _float(value: object) -> float | None:
-    if type(value) is float:
-        return value
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        return float(value)
-    return None
-
-
 def record_of(row: Mapping[str, Any], by: Sequence[str]) -> RowRecord:
-    """The record of an output row, as written (a graded row or an error row)."""
-    uuid = row.get("uuid")
-    uuid_text = None if uuid is None else str(uuid)
-    error = row.get("error")
-    if error is not None:
-        preview = str(error)[:PREVIEW_CHARS]
-        return RowRecord(str(error), uuid_text, None, 0.0, None, (), None, preview, ())
-    reward = _float(row.get("reward"))
-    if reward is None or math.isnan(reward):
+    """The record of an output row as written: a graded row or an error row.
+
+    Raises ``BatchError`` for a row that is neither (no error, no numeric reward): a ``.partial``
+    file that ``choicebox grade`` did not write.
+    """
+    try:
+        record = read_row(row, task=_task_key(row), component_names=COMPONENTS, by=by)
+    except MetricsError:
+        record = None
+    if record is None or (
+        record.error is None and (record.reward is None or math.isnan(record.reward))
+    ):
         raise BatchError(f"graded row has no numeric reward: {str(row)[:200]}")
-    extracted = row.get("extracted_answer")
-    failure = row.get("failure_kind")
+    return record
+
+
+@functools.cache
+def _reads_output(by: tuple[str, ...]) -> bool:
+    """Whether a category by one of these fields is read from what the verdict writes."""
+    return any(field.split(".", 1)[0] in _OUTPUT_FIELDS for field in by)
+
+
+def record_of_verdict(
+    row: Mapping[str, Any],
+    verdict: Verdict,
+    by: Sequence[str],
+    output_row: Callable[[], Mapping[str, Any]],
+) -> RowRecord:
+    """``record_of(output_row(), by)``, read off the input ``row`` and its verdict instead: the
+    grader writes most rows as their input's bytes plus the verdict's fields, and building and
+    reading the output row only to count it would double the cost of counting.
+
+    ``output_row`` is called only when a ``by`` field is one the verdict writes.
+    """
+    uuid = row.get("uuid")
+    reward = verdict.reward
+    components = verdict.reward_components
+    categories: tuple[str, ...] = ()
+    if by:
+        if _reads_output(tuple(by)):
+            written = output_row()
+            categories = tuple([category_of(written, field) for field in by])
+        else:
+            categories = tuple([category_of(row, field) for field in by])
+    failure: str | None = None
     preview = ""
-    if reward < 1.0:
-        try:
-            preview = response_text(row.get("response", ""))[:PREVIEW_CHARS]
-        except WireFormatError:
-            preview = ""
+    if not reward >= 1:  # failed, as the metrics read it (NaN included)
+        failure = verdict.failure or None
+        preview = response_preview(row)
     return RowRecord(
         None,
-        uuid_text,
+        None if uuid is None else str(uuid),
         _task_key(row),
         reward,
-        None if extracted is None else str(extracted),
-        tuple([_float(row.get(name)) for name in COMPONENTS]),
-        None if failure is None else str(failure),
+        verdict.extracted_answer,
+        tuple([components.get(name) for name in COMPONENTS]),
+        failure,
         preview,
-        tuple(_category(row, field) for field in by),
+        categories,
     )
-
-

@@ -2,6 +2,8 @@
 
 The grading itself is ``choicebox.batch.Grader.grade_lines``, the local engine's: this module
 only moves lines in and out of Ray, so every output row is the one the local engine writes.
+``grade_file_ray`` is ``choicebox.batch``'s one file pipeline (the ``.partial`` file, resume,
+the metrics files) with ``RayRunner`` in place of the local runner.
 
 ``grade_dataset`` accepts a dataset in one of two shapes:
 
@@ -18,7 +20,7 @@ only moves lines in and out of Ray, so every output row is the one the local eng
 
 Either way the result has one row per graded input row, with the columns ``line`` (``int64``),
 ``text`` (the output JSON line, without its newline) and ``record`` (the pickled
-``RowRecord`` tuple that ``BatchMetrics`` needs). Set
+``RowRecord`` tuple that ``choicebox.metrics.MetricsAccumulator.add_record`` counts). Set
 ``DataContext.get_current().execution_options.preserve_order = True`` to get rows in input
 order; ``grade_file_ray`` does.
 """
@@ -29,29 +31,26 @@ import itertools
 import logging
 import os
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
+import attrs
 import orjson
 
 from choicebox._errors import BatchError
 from choicebox._modes import default_registry
 from choicebox.batch._engine import Grader
-from choicebox.batch._local import (
+from choicebox.batch._files import Span, input_spans
+from choicebox.batch._pipeline import (
     CHUNK_BYTES,
     BatchResult,
+    Graded,
+    Job,
     Progress,
-    _chunks,
-    _read_partial,
-    _skip_rows,
-    _write_all,
-    default_output,
-    finish,
-    partial_path,
+    grade_with,
 )
-from choicebox.batch._metrics import BatchMetrics
-from choicebox.batch._records import RowRecord
+from choicebox.metrics import RowRecord
 
 if TYPE_CHECKING:
     import ray.data
@@ -220,20 +219,12 @@ def _read_spans(batch: _Table) -> _Table:
     return pa.table({LINE: pa.array(numbers, pa.int64()), TEXT: pa.array(texts, pa.binary())})
 
 
-def _spans(path: Path, offset: int, first_line: int, chunk_bytes: int) -> list[dict[str, Any]]:
-    with open(path, "rb") as handle:
-        handle.seek(offset)
-        return [
-            {
-                "path": str(path),
-                "offset": chunk.offset,
-                "nbytes": chunk.nbytes,
-                "first_line": chunk.first_line,
-            }
-            for chunk in _chunks(
-                handle, offset=offset, first_line=first_line, size=chunk_bytes, keep_data=False
-            )
-        ]
+def _span_items(path: Path, spans: Iterator[Span]) -> list[dict[str, Any]]:
+    """``spans`` of ``path`` as Ray items: where each span is, not its bytes."""
+    return [
+        {"path": str(path), "offset": s.offset, "nbytes": s.nbytes, "first_line": s.first_line}
+        for s in spans
+    ]
 
 
 def _dataset_of_spans(spans: list[dict[str, Any]]) -> ray.data.Dataset:
@@ -254,7 +245,8 @@ def read_lines(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> ray.data.
     source = Path(path).resolve()
     if not source.is_file():
         raise BatchError("no such input file", path=str(source))
-    spans = _spans(source, 0, 1, chunk_bytes)
+    with open(source, "rb") as handle:
+        spans = _span_items(source, input_spans(handle, offset=0, first_line=1, size=chunk_bytes))
     if not spans:
         raise BatchError("the file is empty", path=str(source))
     return _dataset_of_spans(spans)
@@ -287,6 +279,68 @@ class _Bytes:
         return done
 
 
+@attrs.frozen
+class RayRunner:
+    """Grades spans with ``workers`` grader actors on Ray (default: Ray's autoscaling pool).
+
+    Starts a local Ray instance (or joins the one ``RAY_ADDRESS`` names) unless Ray is already
+    initialised, and shuts down only one it started. The spans are read by Ray workers, so the
+    input must be readable on every node (a local file on a one-machine Ray, or a shared file
+    system).
+    """
+
+    workers: int | None = None
+
+    def grade(self, job: Job, spans: Iterator[Span]) -> Generator[Graded, None, None]:
+        import ray  # noqa: PLC0415  the optional ray extra
+        from ray.data import DataContext  # noqa: PLC0415  the optional ray extra
+
+        items = _span_items(job.source.resolve(), spans)  # workers may run elsewhere
+        if not items:
+            return
+        dirs = tuple(str(Path(d).resolve()) for d in job.rules_dirs)
+        done_bytes = _Bytes(items)
+        started = False
+        if not ray.is_initialized():
+            ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            started = True
+        context = DataContext.get_current()
+        saved = (context.execution_options.preserve_order, context.enable_progress_bars)
+        # Ray Data's INFO lines (and its notice that its bars are off) would interleave with the
+        # run's progress; they stay in the session's ray-data.log. Warnings still show.
+        quieted = {name: logging.getLogger(name) for name in _QUIET_LOGGERS}
+        levels = {name: logger.level for name, logger in quieted.items()}
+        try:
+            for name, logger in quieted.items():
+                logger.setLevel(max(_QUIET_LOGGERS[name], logger.getEffectiveLevel()))
+            context.execution_options.preserve_order = True
+            context.enable_progress_bars = False  # the run's progress reports, or nothing does
+            graded = grade_dataset(
+                _dataset_of_spans(items), mode=job.mode, rules_dirs=dirs, by=job.by,
+                workers=self.workers,
+            )  # fmt: skip
+            last = 0
+            for batch in graded.iter_batches(batch_format="pyarrow", batch_size=None):
+                table = _to_arrow(batch)
+                if not table.num_rows:
+                    continue
+                numbers = table.column(LINE).to_pylist()
+                if numbers[0] <= last or any(a >= b for a, b in itertools.pairwise(numbers)):
+                    raise BatchError("Ray returned rows out of input order")
+                last = numbers[-1]
+                texts = table.column(TEXT).to_pylist()
+                records = [record_from_bytes(cell) for cell in table.column(RECORD).to_pylist()]
+                data = ("\n".join(texts) + "\n").encode("utf-8")
+                yield Graded(data, None, records, done_bytes.done_through(last))
+            yield Graded(b"", None, (), done_bytes.rest())
+        finally:
+            context.execution_options.preserve_order, context.enable_progress_bars = saved
+            for name, logger in quieted.items():
+                logger.setLevel(levels[name])
+            if started:
+                ray.shutdown()
+
+
 def grade_file_ray(
     input_path: str | Path,
     output_path: str | Path | None = None,
@@ -300,91 +354,18 @@ def grade_file_ray(
     progress: Progress | None = None,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> BatchResult:
-    """``choicebox.batch.grade_file`` on Ray: the same output file and metrics files.
-
-    Rows are written in input order to ``OUTPUT.partial``, renamed to ``OUTPUT`` at the end;
-    ``resume`` continues from a ``.partial`` as the local engine does. Starts a local Ray
-    instance (or joins the one ``RAY_ADDRESS`` names) unless Ray is already initialised, and
-    shuts down only one it started. ``workers`` is the number of grader actors.
-    """
-    import ray  # noqa: PLC0415  the optional ray extra
-    from ray.data import DataContext  # noqa: PLC0415  the optional ray extra
-
-    source = Path(input_path).resolve()
-    if not source.is_file():
-        raise BatchError("no such input file", path=str(input_path))
-    output = Path(output_path) if output_path is not None else default_output(input_path)
-    partial = partial_path(output)
-    dirs = tuple(str(Path(d).resolve()) for d in rules_dirs)
-    by = tuple(by)
-    _check_grading_options(mode, dirs)
-
-    metrics = BatchMetrics(by)
-    resumed = 0
-    if resume and partial.exists():
-        resumed = _read_partial(partial, metrics)
-    total_bytes = source.stat().st_size
-    with open(source, "rb") as handle:
-        skipped_bytes, skipped_lines = _skip_rows(handle, resumed)
-    spans = _spans(source, skipped_bytes, skipped_lines + 1, chunk_bytes)
-    done_bytes = _Bytes(spans)
-
-    started = False
-    if spans and not ray.is_initialized():
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-        started = True
-    context = DataContext.get_current()
-    saved = (context.execution_options.preserve_order, context.enable_progress_bars)
-    # Ray Data's INFO lines (and its notice that its bars are off) would interleave with
-    # `progress`; they stay in the session's ray-data.log. Warnings still show.
-    quieted = {name: logging.getLogger(name) for name in _QUIET_LOGGERS}
-    levels = {name: logger.level for name, logger in quieted.items()}
-    try:
-        for name, logger in quieted.items():
-            logger.setLevel(max(_QUIET_LOGGERS[name], logger.getEffectiveLevel()))
-        context.execution_options.preserve_order = True
-        context.enable_progress_bars = False  # `progress` reports, or nothing does (-q)
-        if progress is not None:
-            progress.start(total_bytes, skipped_bytes, resumed)
-        try:
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | (0 if resumed else os.O_TRUNC), 0o666)
-            try:
-                os.lseek(fd, 0, os.SEEK_END)
-                if spans:
-                    graded = grade_dataset(
-                        _dataset_of_spans(spans), mode=mode, rules_dirs=dirs, by=by, workers=workers
-                    )
-                    last = 0
-                    for batch in graded.iter_batches(batch_format="pyarrow", batch_size=None):
-                        table = _to_arrow(batch)
-                        if not table.num_rows:
-                            continue
-                        numbers = table.column(LINE).to_pylist()
-                        if numbers[0] <= last or any(
-                            a >= b for a, b in itertools.pairwise(numbers)
-                        ):
-                            raise BatchError("Ray returned rows out of input order")
-                        last = numbers[-1]
-                        texts = table.column(TEXT).to_pylist()
-                        _write_all(fd, ("\n".join(texts) + "\n").encode("utf-8"))
-                        for cell in table.column(RECORD).to_pylist():
-                            metrics.add(record_from_bytes(cell))
-                        if progress is not None:
-                            progress.update(len(texts), done_bytes.done_through(last))
-                if progress is not None:
-                    progress.update(0, done_bytes.rest())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        finally:
-            if progress is not None:
-                progress.close()
-    finally:
-        context.execution_options.preserve_order, context.enable_progress_bars = saved
-        for name, logger in quieted.items():
-            logger.setLevel(levels[name])
-        if started:
-            ray.shutdown()
-
-    info = {"input": str(Path(input_path)), "output": str(output), "mode": mode, **(summary or {})}
-    return finish(metrics, info, partial, output, resumed)
+    """``choicebox.batch.grade_file`` on Ray (see ``RayRunner``): the same output file and
+    metrics files, the same ``.partial`` file and ``resume``; ``workers`` is the number of grader
+    actors."""
+    return grade_with(
+        RayRunner(workers),
+        input_path,
+        output_path,
+        mode=mode,
+        rules_dirs=rules_dirs,
+        by=by,
+        resume=resume,
+        summary=summary,
+        progress=progress,
+        chunk_bytes=chunk_bytes,
+    )

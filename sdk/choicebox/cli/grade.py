@@ -7,15 +7,13 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Mapping
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, Any, Final
 
-from choicebox._errors import RuleFileError, UnknownModeError
-
-if TYPE_CHECKING:  # annotations only: the engine loads numpy, which `rules` and `audit` never need
-    from choicebox.batch import BatchResult, Progress
-
+from choicebox._errors import BatchError, RuleFileError, UnknownModeError
+from choicebox.batch import BatchResult, Progress, default_output, grade_file
+from choicebox.batch.ray import grade_file_ray
 from choicebox.cli._args import positive_int
+from choicebox.metrics.report import write_report
 
 __all__ = ["register"]
 
@@ -86,8 +84,6 @@ def register(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from choicebox.batch import BatchError, default_output, grade_file  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
-
     err = sys.stderr
     progress: Progress | None = None
     if not args.quiet:
@@ -104,8 +100,6 @@ def run(args: argparse.Namespace) -> int:
                 file=err,
             )
             return 2
-        from choicebox.batch.ray import grade_file_ray  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
-
         engine = grade_file_ray
     try:
         result = engine(
@@ -137,12 +131,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_report(result: BatchResult, path: str, err: IO[str]) -> int:
-    from choicebox.metrics.report import write_report  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
-
-    document = dict(result.aggregate)
-    document["failure_analysis"] = result.failure_analysis
     try:
-        write_report(document, path)
+        write_report(result.metrics, path)
     except (OSError, ValueError) as exc:
         print(f"choicebox grade: cannot write the report: {exc}", file=err)
         return 2
@@ -255,32 +245,33 @@ def _percent(value: float | None) -> str:
 
 
 def _print_summary(result: BatchResult, err: IO[str]) -> None:
-    aggregate = result.aggregate
-    summary: Mapping[str, Any] = aggregate["summary"]
+    metrics = result.metrics
     lines = [
         f"graded {_count(result.rows, 'row')} into {result.output} "
         f"({_count(result.errors, 'error')})"
     ]
     if result.resumed_rows:
         lines[0] += f"; {result.resumed_rows:,} of them from the earlier run"
-    ci = aggregate.get("accuracy_ci")
-    if ci:
+    ci = metrics.accuracy_ci
+    if ci is not None:
+        no_answer = None if metrics.summary is None else metrics.summary.no_answer_rate
         lines.append(
-            f"accuracy {_percent(ci['value'])} "
-            f"(95% CI {_percent(ci['ci_lower'])} to {_percent(ci['ci_upper'])}); "
-            f"no answer {_percent(summary.get('no_answer_rate'))}"
+            f"accuracy {_percent(ci.value)} "
+            f"({ci.confidence:.0%} CI {_percent(ci.ci_lower)} to {_percent(ci.ci_upper)}); "
+            f"no answer {_percent(no_answer)}"
         )
-    for field, stats in aggregate.get("categories", {}).items():
-        worst = sorted(stats, key=lambda s: (s["mean_reward"], s["category"]))
+    for field, entries in metrics.categories.items():
+        worst = sorted(entries, key=lambda entry: (entry.mean_reward, entry.category))
         shown = ", ".join(
-            f"{s['category']} {_percent(s['mean_reward'])} (n={s['n_samples']:,})"
-            for s in worst[:_WORST_CATEGORIES]
+            f"{entry.category} {_percent(entry.mean_reward)} (n={entry.n_samples or 0:,})"
+            for entry in worst[:_WORST_CATEGORIES]
         )
         lines.append(f"worst {field}: {shown}" if shown else f"worst {field}: none")
-    kinds = result.failure_analysis.get("categories", {})
-    if kinds:
+    failures = metrics.failure_analysis
+    if failures is not None and failures.categories:
         shown = ", ".join(
-            f"{name} {entry['count']:,}" for name, entry in list(kinds.items())[:_TOP_FAILURES]
+            f"{name} {kind.count:,}"
+            for name, kind in list(failures.categories.items())[:_TOP_FAILURES]
         )
         lines.append(f"failures: {shown}")
     lines.append(f"metrics: {result.aggregate_path}, {result.failures_path}")

@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 
 from choicebox._errors import ReportError, located
+from choicebox.metrics import AGGREGATE_SUFFIX, FAILURES_SUFFIX
+from choicebox.metrics.report import write_report
 
 __all__ = ["register"]
 
@@ -41,9 +43,6 @@ def _not_json(path: Path, exc: orjson.JSONDecodeError) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from choicebox.batch import AGGREGATE_SUFFIX, FAILURES_SUFFIX  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
-    from choicebox.metrics.report import write_report  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
-
     source = Path(args.metrics)
     try:
         document = _read(source)

@@ -1,24 +1,14 @@
-"""Reading the fields metrics need from a graded row."""
+"""Reading the fields metrics need from a row: dotted paths, numbers, categories."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final
 
-from choicebox._errors import MetricsError
-
 TASK_INDEX_KEY: Final = "_ng_task_index"
 PREVIEW_CHARS: Final = 200
-
-
-
-
-
-
-
-
-
-# ---------------------------------------------------------------------------- row field helpers
+# The category of a row that lacks the field (or holds null there).
+MISSING_CATEGORY: Final = "(missing)"
 
 _MISSING: Final = object()
 
@@ -35,6 +25,12 @@ def _lookup(row: Mapping[str, Any], path: str) -> Any:
     return node
 
 
+def category_of(row: Mapping[str, Any], field: str) -> str:
+    """The row's category by ``field``: its value ``str()``-ed, so ``3`` and ``"3"`` share one."""
+    value = _lookup(row, field)
+    return MISSING_CATEGORY if value is _MISSING or value is None else str(value)
+
+
 def _number(value: object) -> float | int | None:
     """The value as a number if it is one (bools count as 0/1, like NeMo Gym's profiler)."""
     if isinstance(value, bool):
@@ -49,12 +45,6 @@ def _number(value: object) -> float | int | None:
 _SHARED_NUMBERS: Final[dict[float, float]] = {0.0: 0.0, 1.0: 1.0}
 
 
-def _reward_of(row: Mapping[str, Any], key: str = "reward") -> float | int:
-    value = _lookup(row, key)
-    number = _number(value)
-    if number is None:
-        shown = "missing" if value is _MISSING else f"{type(value).__name__} {value!r}"
-        raise MetricsError(f"row has no numeric {key!r} (it is {shown})")
-    return number
-
-
+def _shown(value: object) -> str:
+    """How an unusable field value is named in an error message."""
+    return "missing" if value is _MISSING else f"{type(value).__name__} {value!r}"

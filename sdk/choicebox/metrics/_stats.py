@@ -1,16 +1,18 @@
-"""pass@k and seeded bootstrap confidence intervals."""
+"""pass@k and seeded bootstrap confidence intervals (overall and per category)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
-import numpy as np
-import numpy.typing as npt
 
 from choicebox._errors import MetricsError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 # Below this many attempts pass_at_k divides exact integer binomials: Python's int / int is
 # correctly rounded, so the result is the best float there is and equals NeMo Gym's
@@ -23,11 +25,6 @@ _CHUNK_ELEMENTS: Final = 1 << 20
 # Multinomial resampling costs O(unique values) per resample; past this many unique values the
 # chunked index draws are cheaper.
 _MULTINOMIAL_MAX_UNIQUE: Final = 4096
-
-
-
-
-
 
 
 # --------------------------------------------------------------------------------------- pass@k
@@ -85,6 +82,17 @@ class ConfidenceInterval:
     resamples: int
 
 
+@attrs.frozen(kw_only=True)
+class CategoryStats:
+    """Mean reward of one category with its bootstrap interval."""
+
+    category: str
+    n_samples: int
+    mean_reward: float
+    ci_lower: float
+    ci_upper: float
+
+
 BootstrapMethod = Literal["auto", "binomial", "multinomial", "indices"]
 
 
@@ -95,6 +103,8 @@ def _bootstrap_means(
     method: BootstrapMethod = "auto",
 ) -> npt.NDArray[np.float64]:
     """``resamples`` bootstrap means of ``arr``, in O(chunk) memory whatever ``arr.size`` is."""
+    import numpy as np  # noqa: PLC0415  only intervals need numpy, not every command that reads metrics
+
     n = int(arr.size)
     uniq, counts = np.unique(arr, return_counts=True)
     if method == "auto":
@@ -149,6 +159,8 @@ def bootstrap_ci(
         raise MetricsError(f"bootstrap_ci: resamples must be a positive int, got {resamples!r}")
     if not 0.0 < confidence < 1.0:
         raise MetricsError(f"bootstrap_ci: confidence must be in (0, 1), got {confidence!r}")
+    import numpy as np  # noqa: PLC0415  only intervals need numpy, not every command that reads metrics
+
     try:
         arr = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -178,5 +190,3 @@ def bootstrap_ci(
         confidence=confidence,
         resamples=resamples,
     )
-
-

@@ -1,6 +1,8 @@
 """A self-contained HTML report of a grading run, for people to read.
 
-The input is the metrics document ``choicebox grade`` writes (``<stem>_aggregate_metrics.json``)::
+The input is a :class:`~choicebox.metrics.MetricsDocument`, or the JSON of one: the
+``<stem>_aggregate_metrics.json`` that ``choicebox grade`` writes, with the failure analysis
+inside as ``failure_analysis``::
 
     {
       "agent_metrics": {"mean/reward": 0.62, "pass@1/accuracy": 62.0, ...},   # required
@@ -11,9 +13,10 @@ The input is the metrics document ``choicebox grade`` writes (``<stem>_aggregate
       "summary": {"rows", "errors", "mode", "input"},
     }
 
-Every key but ``agent_metrics`` may be missing, and entries that are malformed are left out with
-a note on the page rather than failing the whole report. Rewards and intervals are fractions in
-[0, 1]; ``pass@``/``majority@`` values in ``agent_metrics`` are percentages, as in NeMo Gym.
+JSON is read by :meth:`MetricsDocument.from_json`: every key but ``agent_metrics`` may be
+missing, and entries that are malformed are left out with a note on the page rather than failing
+the whole report. Rewards and intervals are fractions in [0, 1]; ``pass@``/``majority@`` values in
+``agent_metrics`` are percentages, as in NeMo Gym.
 
 The page needs no network: CSS is inline, and charts are inline SVG drawn by matplotlib with
 glyphs as paths (no font files). Everything taken from the input is escaped with ``html.escape``:
@@ -40,15 +43,20 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from choicebox import __version__
-from choicebox._errors import ReportError
+from choicebox._errors import MetricsError, ReportError
+from choicebox.metrics._document import (
+    CategoryEntry,
+    FailureExemplar,
+    MetricsDocument,
+    finite_number,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["ReportError", "render_report", "write_report"]
 
-
-
+_number = finite_number  # agent_metrics is an open set of keys, read value by value
 
 # Charts share one small palette (colour-blind safe, from Okabe & Ito) so the page reads as one.
 _BLUE: Final = "#0072B2"
@@ -65,44 +73,6 @@ _JSON_CELL_CHARS: Final = 300
 
 
 # ----------------------------------------------------------------------------- reading input
-
-
-def _number(value: object) -> float | None:
-    """A finite int or float (bools are not numbers here), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _count(value: object) -> int | None:
-    number = _number(value)
-    return int(number) if number is not None and number == int(number) else None
-
-
-def _get(entry: object, name: str) -> Any:
-    """``entry[name]`` for mappings, ``entry.name`` for objects such as ``CategoryStats``."""
-    if isinstance(entry, Mapping):
-        return entry.get(name)
-    return getattr(entry, name, None)
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    """A mapping as is; an attrs instance (e.g. ``ConfidenceInterval``) as a dict; else empty."""
-    if isinstance(value, Mapping):
-        return value
-    if attrs.has(type(value)):
-        return attrs.asdict(value)  # type: ignore[arg-type]  # attrs.has() narrowed it
-    return {}
-
-
-@attrs.frozen
-class _CategoryRow:
-    category: str
-    n_samples: int | None
-    mean: float
-    lower: float | None
-    upper: float | None
 
 
 @attrs.frozen
@@ -241,7 +211,7 @@ def _svg(fig: Figure, title: str, salt: str) -> str:
     return f'{head} class="chart" role="img" aria-label="{_esc(title)}">{rest}'.strip()
 
 
-def _category_chart(field: str, rows: Sequence[_CategoryRow], overall: float | None) -> str:
+def _category_chart(field: str, rows: Sequence[CategoryEntry], overall: float | None) -> str:
     from matplotlib.ticker import PercentFormatter  # noqa: PLC0415  the optional report extra
 
     shown = rows[:_MAX_CHART_BARS]
@@ -249,17 +219,17 @@ def _category_chart(field: str, rows: Sequence[_CategoryRow], overall: float | N
     ax = fig.add_subplot()
     _style(ax)
     ys = list(range(len(shown)))
-    means = [r.mean for r in shown]
+    means = [r.mean_reward for r in shown]
     # Error bars are distances from the mean; an entry without an interval gets none.
-    below = [max(0.0, r.mean - r.lower) if r.lower is not None else 0.0 for r in shown]
-    above = [max(0.0, r.upper - r.mean) if r.upper is not None else 0.0 for r in shown]
+    below = [max(0.0, r.mean_reward - r.ci_lower) if r.ci_lower is not None else 0.0 for r in shown]
+    above = [max(0.0, r.ci_upper - r.mean_reward) if r.ci_upper is not None else 0.0 for r in shown]
     ax.barh(ys, means, height=0.62, color=_BLUE, alpha=0.85, label="accuracy")
     ax.errorbar(
         means, ys, xerr=[below, above], fmt="none", ecolor=_INK, elinewidth=1, capsize=3,
         label="95% CI",
     )  # fmt: skip
-    for y, row, hi in zip(ys, shown, above, strict=True):
-        ax.text(row.mean + hi + 0.012, y, _percent(row.mean), va="center", fontsize=8, color=_INK)
+    for y, mean, hi in zip(ys, means, above, strict=True):
+        ax.text(mean + hi + 0.012, y, _percent(mean), va="center", fontsize=8, color=_INK)
     if overall is not None:
         ax.axvline(overall, color=_ORANGE, linestyle="--", linewidth=1.2, label="overall")
     labels = [
@@ -375,93 +345,56 @@ def _card(label: str, value: str, detail: str = "") -> str:
     return f'<div class="card"><div class="label">{_esc(label)}</div><div class="value">{value}</div>{extra}</div>'
 
 
-def _summary(page: _Page, metrics: Mapping[str, Any], agent: Mapping[str, Any], title: str) -> None:
-    summary = _mapping(metrics.get("summary"))
-    ci = _mapping(metrics.get("accuracy_ci"))
-    failures = _mapping(metrics.get("failure_analysis"))
-
-    accuracy = _number(ci.get("value"))
-    if accuracy is None:
-        accuracy = _number(agent.get("mean/reward"))
-    lower, upper = _number(ci.get("ci_lower")), _number(ci.get("ci_upper"))
-    confidence = _number(ci.get("confidence")) or 0.95
+def _summary(page: _Page, metrics: MetricsDocument, accuracy: float | None, title: str) -> None:
+    summary, ci, failures = metrics.summary, metrics.accuracy_ci, metrics.failure_analysis
     interval = ""
-    if lower is not None and upper is not None:
-        resamples = _count(ci.get("resamples"))
-        how = "percentile bootstrap" + ("" if resamples is None else f", {resamples:,} resamples")
+    if ci is not None:
+        how = f"percentile bootstrap, {ci.resamples:,} resamples"
         # The method goes in a tooltip: the card has room for the interval only.
         interval = (
-            f'<span title="{_esc(how)}">{confidence:.0%} CI '
-            f"{_percent(lower)} – {_percent(upper)}</span>"
+            f'<span title="{_esc(how)}">{ci.confidence:.0%} CI '
+            f"{_percent(ci.ci_lower)} – {_percent(ci.ci_upper)}</span>"
         )
 
-    subtitle = [
-        f"{_esc(name)} <strong>{_esc(summary[key])}</strong>"
-        for key, name in (("mode", "mode"), ("input", "input"))
-        if isinstance(summary.get(key), (str, int, float)) and not isinstance(summary[key], bool)
-    ]
+    subtitle = []
+    if summary is not None:
+        subtitle = [
+            f"{name} <strong>{_esc(value)}</strong>"
+            for name, value in (("mode", summary.mode), ("input", summary.input))
+            if value is not None
+        ]
     page.add(f"<header><h1>{_esc(title)}</h1>")
     if subtitle:
         page.add(f'<p class="subtitle">{" · ".join(subtitle)}</p>')
 
-    rows, errors = _count(summary.get("rows")), _count(summary.get("errors"))
+    rows = None if summary is None else summary.rows
+    errors = None if summary is None else summary.errors
     error_share = f"{_percent(errors / rows)} of rows" if rows and errors is not None else ""
     cards = [
         _card("Accuracy", _percent(accuracy), interval),
         _card("Rows graded", _integer(rows)),
         _card("Errors", _integer(errors), error_share),
     ]
-    total_failures = _count(failures.get("total_failures"))
-    if total_failures is not None:
-        rate = _number(failures.get("failure_rate"))
-        cards.append(_card("Failures", _integer(total_failures), "" if rate is None else f"{_percent(rate)} of rows"))  # fmt: skip
-    pass1 = _number(agent.get("pass@1/accuracy"))
+    if failures is not None and failures.total_failures is not None:
+        rate = failures.failure_rate
+        cards.append(_card("Failures", _integer(failures.total_failures), "" if rate is None else f"{_percent(rate)} of rows"))  # fmt: skip
+    pass1 = _number(metrics.agent_metrics.get("pass@1/accuracy"))
     if pass1 is not None:
         cards.append(_card("pass@1", _points(pass1)))
     page.add(f'<div class="cards">{"".join(cards)}</div></header>')
 
 
-def _category_rows(page: _Page, field: str, entries: object) -> list[_CategoryRow]:
-    if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)):
-        page.notes.append(f"categories[{field!r}] is not a list; it was left out.")
-        return []
-    rows, skipped = [], 0
-    for entry in entries:
-        mean = _number(_get(entry, "mean_reward"))
-        if mean is None:
-            skipped += 1
-            continue
-        name = _get(entry, "category")
-        rows.append(
-            _CategoryRow(
-                category="(missing)" if name is None else str(name),
-                n_samples=_count(_get(entry, "n_samples")),
-                mean=mean,
-                lower=_number(_get(entry, "ci_lower")),
-                upper=_number(_get(entry, "ci_upper")),
-            )
-        )
-    if skipped:
-        page.notes.append(
-            f"{skipped} entr{'y' if skipped == 1 else 'ies'} of categories[{field!r}] had no "
-            "numeric mean_reward and were left out."
-        )
-    return rows
-
-
-def _categories(page: _Page, metrics: Mapping[str, Any], overall: float | None) -> None:
-    fields = metrics.get("categories")
-    if not isinstance(fields, Mapping) or not fields:
+def _categories(page: _Page, metrics: MetricsDocument, overall: float | None) -> None:
+    if not metrics.categories:
         return
     page.add('<section id="categories"><h2>Accuracy by category</h2>')
-    for field, entries in fields.items():
-        rows = _category_rows(page, str(field), entries)
+    for field, rows in metrics.categories.items():
         page.add(f"<h3>by <code>{_esc(field)}</code></h3>")
         if not rows:
             page.add('<p class="empty">No categories.</p>')
             continue
         if page.charts:
-            page.add(f"<figure>{_category_chart(str(field), rows, overall)}</figure>")
+            page.add(f"<figure>{_category_chart(field, rows, overall)}</figure>")
             if len(rows) > _MAX_CHART_BARS:
                 page.add(f'<p class="note">The chart shows the first {_MAX_CHART_BARS} of {len(rows)} categories; the table lists all.</p>')  # fmt: skip
         table = _table(
@@ -470,10 +403,10 @@ def _categories(page: _Page, metrics: Mapping[str, Any], overall: float | None) 
                 (
                     _esc(r.category),
                     _integer(r.n_samples),
-                    _percent(r.mean),
+                    _percent(r.mean_reward),
                     "—"
-                    if r.lower is None or r.upper is None
-                    else f"{_percent(r.lower)} – {_percent(r.upper)}",
+                    if r.ci_lower is None or r.ci_upper is None
+                    else f"{_percent(r.ci_lower)} – {_percent(r.ci_upper)}",
                 )
                 for r in rows
             ],
@@ -483,47 +416,38 @@ def _categories(page: _Page, metrics: Mapping[str, Any], overall: float | None) 
     page.add("</section>")
 
 
-def _failures(page: _Page, metrics: Mapping[str, Any]) -> None:
-    failures = _mapping(metrics.get("failure_analysis"))
-    if not failures:
+def _failures(page: _Page, metrics: MetricsDocument) -> None:
+    failures = metrics.failure_analysis
+    if failures is None:
         return
-    raw = _mapping(failures.get("categories"))
-    kinds: list[tuple[str, int, float | None]] = []
-    for name, info in raw.items():
-        count = _count(_get(info, "count"))
-        if count is None:
-            page.notes.append(f"failure kind {str(name)!r} has no count; it was left out.")
-            continue
-        kinds.append((str(name), count, _number(_get(info, "rate"))))
-    kinds.sort(key=lambda item: (-item[1], item[0]))  # a ranking, as failure_analysis writes it
+    # A ranking, as failure_analysis writes it, whatever order the input came in.
+    kinds = sorted(failures.categories.items(), key=lambda item: (-item[1].count, item[0]))
     page.add('<section id="failures"><h2>Failure kinds</h2>')
     if not kinds:
         page.add('<p class="empty">No failures recorded.</p>')
     else:
         if page.charts:
-            page.add(f"<figure>{_failure_chart(kinds)}</figure>")
+            page.add(f"<figure>{_failure_chart([(n, k.count, k.rate) for n, k in kinds])}</figure>")
         page.add(
             _table(
                 ["kind", "rows", "share of all rows"],
-                [(_esc(n), _integer(c), _percent(r)) for n, c, r in kinds],
+                [(_esc(n), _integer(k.count), _percent(k.rate)) for n, k in kinds],
                 numeric=(1, 2),
             )
         )
-    _exemplars(page, failures.get("exemplars"))
+    _exemplars(page, failures.exemplars)
     page.add("</section>")
 
 
-def _exemplars(page: _Page, exemplars: object) -> None:
-    if not isinstance(exemplars, Sequence) or isinstance(exemplars, (str, bytes)) or not exemplars:
+def _exemplars(page: _Page, exemplars: Sequence[FailureExemplar]) -> None:
+    if not exemplars:
         return
     rows = []
     for entry in exemplars:
-        preview = _get(entry, "response_preview")
-        uuid = _get(entry, "uuid")
-        index = _get(entry, "problem_idx")
+        preview, uuid, index = entry.response_preview, entry.uuid, entry.problem_idx
         rows.append(
             (
-                _esc(_get(entry, "category") or "—"),
+                _esc(entry.category or "—"),
                 "—" if index is None else _esc(index),
                 "—" if uuid is None else f"<code>{_esc(uuid)}</code>",
                 # Model output: escaped, and shown as preformatted text so its layout survives.
@@ -607,26 +531,30 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; }
 """
 
 
-def render_report(metrics: Mapping[str, Any], *, title: str = "choicebox report") -> str:
+def render_report(
+    metrics: MetricsDocument | Mapping[str, Any], *, title: str = "choicebox report"
+) -> str:
     """The report page for a metrics document, as one self-contained HTML string.
 
-    Raises :class:`ReportError` when ``metrics`` is no mapping or its ``agent_metrics`` is
-    missing; any other section may be missing or partly malformed.
+    Raises :class:`ReportError` when ``metrics`` is JSON that is no mapping or has no
+    ``agent_metrics`` mapping; any other section may be missing or partly malformed.
     """
-    if not isinstance(metrics, Mapping):
-        raise ReportError(f"metrics must be a mapping, got {type(metrics).__name__}")
-    agent = metrics.get("agent_metrics")
-    if not isinstance(agent, Mapping):
-        raise ReportError("metrics has no 'agent_metrics' mapping")
+    notes: list[str] = []
+    if not isinstance(metrics, MetricsDocument):
+        try:
+            metrics = MetricsDocument.from_json(metrics, notes=notes)
+        except MetricsError as exc:
+            raise ReportError(str(exc)) from None
+    agent = metrics.agent_metrics
 
     page = _Page(charts=_matplotlib_available())
-    _summary(page, metrics, agent, title)
-    if not page.charts:
-        page.notes.append("matplotlib is not installed, so the charts are left out.")
-    ci = _mapping(metrics.get("accuracy_ci"))
-    overall = _number(ci.get("value"))
+    overall = metrics.accuracy_ci.value if metrics.accuracy_ci is not None else None
     if overall is None:
         overall = _number(agent.get("mean/reward"))
+    _summary(page, metrics, overall, title)
+    if not page.charts:
+        page.notes.append("matplotlib is not installed, so the charts are left out.")
+    page.notes.extend(notes)
     _categories(page, metrics, overall)
     _failures(page, metrics)
     _pass_at_k(page, agent)
@@ -646,7 +574,10 @@ def render_report(metrics: Mapping[str, Any], *, title: str = "choicebox report"
 
 
 def write_report(
-    metrics: Mapping[str, Any], path: str | Path, *, title: str = "choicebox report"
+    metrics: MetricsDocument | Mapping[str, Any],
+    path: str | Path,
+    *,
+    title: str = "choicebox report",
 ) -> None:
     """Render the report and write it to ``path`` (UTF-8), replacing the file atomically.
 

@@ -41,7 +41,7 @@ from choicebox._modes import COMPONENTS, GradingMode, ModeRegistry, default_regi
 from choicebox._regex import DEFAULT_TIMEOUT
 from choicebox._rollout import response_text
 from choicebox._samples import MCQASample
-from choicebox.metrics import aggregate_metrics
+from choicebox.metrics import MetricsAccumulator
 
 __all__ = [
     "CONFIG_ENV",
@@ -200,16 +200,17 @@ class Grader:
                 raise ClientError(
                     422, [f"expected a JSON object, got {_kind(row)} @ $.verify_responses[{i}]"]
                 )
+        metrics = MetricsAccumulator(component_names=COMPONENTS)
         try:
-            return aggregate_metrics(
-                rows, component_names=COMPONENTS, task_key_field=TASK_KEY_FIELD
-            )
+            metrics.add_rows(rows, task_key_field=TASK_KEY_FIELD)
+            document = metrics.document(accuracy_ci=False)
         except MetricsError as exc:
             raise ClientError(422, [f"{exc} @ $.verify_responses"]) from None
         except (TypeError, ValueError) as exc:  # a row whose fields have the wrong types
             raise ClientError(
                 422, [f"invalid verify response: {exc} @ $.verify_responses"]
             ) from None
+        return document.gym_response()
 
 
 def _kind(value: Any) -> str:

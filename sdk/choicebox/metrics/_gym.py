@@ -1,28 +1,24 @@
-"""NeMo Gym's ``/aggregate_metrics``, reproduced bit for bit, from a stream of graded rows."""
+"""NeMo Gym's ``/aggregate_metrics`` for the mcqa server, reproduced bit for bit.
+
+Rollouts are grouped into tasks; :meth:`TaskMetrics.result` computes what the reference computes
+over them (pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread, the mean of
+each reward component and, optionally, per-task statistics) with the same keys, the same order and
+the same floating-point summation order.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
-from choicebox._errors import MetricsError
-from choicebox.metrics._fields import TASK_INDEX_KEY
-
-from ._fields import _MISSING, _lookup, _number, _reward_of
+from ._fields import TASK_INDEX_KEY
 from ._stats import _pass_ratio_complement
 
 # Statistics that highest-k selection must skip, as NeMo Gym's ``highest_k_metrics`` does.
 _STAT_SUFFIXES: Final = ("std_dev_across_runs", "std_err_across_runs", "avg_sample_std_dev")
-
-
-
-
-
-
-# ------------------------------------------------------------------------ aggregate metrics
 
 
 class _ExactSum:
@@ -100,7 +96,9 @@ class _Task:
             if (
                 type(reward) is float
                 and reward in (1.0, 0.0)
-                and (answer is None or (type(answer) is str and len(answer) == 1 and answer != "\0"))
+                and (
+                    answer is None or (type(answer) is str and len(answer) == 1 and answer != "\0")
+                )
             ):
                 self._packed = packed + ("1" if reward else "0") + (answer or "\0")
                 return
@@ -170,58 +168,39 @@ def _highest_k(metrics: Mapping[str, Any], pattern: str, names: Sequence[str]) -
     return {key: metrics[key] for k, key in found if k == top}
 
 
-class MetricsAccumulator:
-    """Streams graded rows into NeMo Gym's ``/aggregate_metrics`` result for the mcqa server.
+class TaskMetrics:
+    """Rollouts grouped into tasks, kept as compactly as pass@k allows.
 
-    Rows are grouped into tasks by ``_ng_task_index`` when the row has one, else by the
-    ``task_key`` given to :meth:`add`. Within a task, rollouts keep arrival order ("the first k
-    rollouts" means the first k added), as in the reference.
+    Within a task, rollouts keep arrival order ("the first k rollouts" means the first k added),
+    as in the reference; tasks are reported in sorted key order.
     """
 
     __slots__ = ("_component_names", "_component_sums", "_include_groups", "_tasks")
 
-    def __init__(self, *, component_names: Sequence[str] = (), include_groups: bool = True) -> None:
-        if isinstance(component_names, str):  # a lone name would be iterated letter by letter
-            raise MetricsError("component_names must be a sequence of names, not a string")
-        self._component_names: tuple[str, ...] = tuple(dict.fromkeys(component_names))
-        for name in self._component_names:
-            if name == "reward":
-                raise MetricsError("'reward' is always reported; do not list it as a component")
+    def __init__(self, component_names: Sequence[str] = (), *, include_groups: bool = True) -> None:
+        self._component_names = tuple(component_names)
         self._include_groups = include_groups
         self._component_sums = [_ExactSum() for _ in self._component_names]
         self._tasks: dict[int | str, _Task] = {}
 
-    def add(self, row: Mapping[str, Any], *, task_key: str | None = None) -> None:
-        """Record one graded row (``reward``, ``extracted_answer``, optional components)."""
-        raw_index = row.get(TASK_INDEX_KEY)
-        key: int | str
-        if raw_index is not None:
-            if isinstance(raw_index, bool) or not isinstance(raw_index, int):
-                raise MetricsError(
-                    f"{TASK_INDEX_KEY} must be an int, got {type(raw_index).__name__}"
-                )
-            key = raw_index
-        elif task_key is not None:
-            key = task_key
-        else:
-            raise MetricsError(
-                f"row has no {TASK_INDEX_KEY}; pass task_key=... to group it into a task"
-            )
-        reward = _reward_of(row)
-        answer = row.get("extracted_answer")
-        if answer is not None and not isinstance(answer, Hashable):
-            answer = repr(answer)  # majority voting needs hashable answers
-
+    def add(
+        self,
+        key: int | str,
+        reward: float | int,
+        answer: Hashable | None,
+        components: Sequence[float | int | None] = (),
+    ) -> None:
+        """One rollout of task ``key``; ``components`` follow the component names (``None``:
+        the row does not report that component, which is then left out of its mean)."""
         task = self._tasks.get(key)
         if task is None:
             task = self._tasks[key] = _Task(
                 len(self._component_names) if self._include_groups else 0
             )
         task.add(reward, answer)
-        for i, name in enumerate(self._component_names):
-            value = _number(row.get(name))
+        for i, value in enumerate(components):
             if value is None:
-                continue  # a component a row does not report is left out of its mean
+                continue
             self._component_sums[i].add(value)
             if self._include_groups:
                 task.components[i].append(value)
@@ -246,94 +225,10 @@ class MetricsAccumulator:
         for name, total in zip(self._component_names, self._component_sums, strict=True):
             if total.count:
                 agent[f"mean/{name}"] = total.mean()
-        agent.update(self._pass_majority(tasks))
-        key_metrics = self._key_metrics(agent)
+        agent.update(_pass_majority(tasks))
+        key_metrics = _key_metrics(agent)
         groups = self._group_metrics(keys, tasks) if self._include_groups else []
         return {"agent_metrics": agent, "key_metrics": key_metrics, "group_level_metrics": groups}
-
-    @staticmethod
-    def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
-        """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
-
-        Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
-        reward) and ``no_answer`` (extracted answer is null). Sums run task by task in sorted
-        task order, exactly as the reference adds them, so the floats come out identical.
-        """
-        names = ("accuracy", "no_answer")
-        max_k = max(len(t) for t in tasks)
-        # One (sum, count) per (k, name, aggregate); filled task by task so each sum is the same
-        # left-to-right fold the reference computes over its per-task lists.
-        pass_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
-        pass_cnt = [[0, 0] for _ in range(max_k + 1)]
-        avg_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
-        maj_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
-        run_sum = [[0.0, 0.0] for _ in range(max_k)]
-        run_cnt = [0] * max_k
-
-        for task in tasks:
-            n = len(task.rewards)
-            answers = task.answers
-            no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
-            scores: tuple[Sequence[float | int], ...] = (task.rewards, no_answer)
-            for j, vals in enumerate(scores):
-                binary = all(v in (0, 1) for v in vals)
-                n_wrong = sum(1 for v in vals if not v) if binary else 0
-                prefix = 0.0
-                running_max = -math.inf
-                votes: Counter[tuple[Hashable, float | int]] = Counter()
-                avg = majority = 0.0
-                for k in range(1, max_k + 1):
-                    if k <= n:
-                        v = vals[k - 1]
-                        prefix += v
-                        avg = prefix / k
-                        running_max = max(running_max, v)
-                        answer = answers[k - 1]
-                        if answer is not None:
-                            votes[(answer, v)] += 1
-                            majority = _majority_value(votes)
-                        run_sum[k - 1][j] += v
-                        if j == 0:
-                            run_cnt[k - 1] += 1
-                        # pass@k skips tasks with fewer than k rollouts.
-                        if binary:
-                            pass_value = _pass_ratio_complement(n, n_wrong, k)
-                        else:
-                            pass_value = running_max
-                        pass_sum[k][j] += pass_value
-                        pass_cnt[k][j] += 1
-                    # avg-of-k and majority@k use whatever of the first k rollouts exist, so
-                    # past n they repeat the task's last values.
-                    avg_sum[k][j] += avg
-                    maj_sum[k][j] += majority
-
-        n_tasks = len(tasks)
-        out: dict[str, Any] = {}
-        for k in range(1, max_k + 1):
-            for j, name in enumerate(names):
-                if pass_cnt[k][j]:
-                    out[f"pass@{k}/{name}"] = 100.0 * pass_sum[k][j] / pass_cnt[k][j]
-                out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg_sum[k][j] / n_tasks
-                out[f"majority@{k}/{name}"] = 100.0 * maj_sum[k][j] / n_tasks
-
-        per_run = {
-            name: [100.0 * run_sum[i][j] / run_cnt[i] for i in range(max_k)]
-            for j, name in enumerate(names)
-        }
-        out["per_sample_aggregate"] = per_run
-        out.update(_spread_across_runs(per_run, names, max_k))
-        return out
-
-    @staticmethod
-    def _key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
-        # The mcqa server's headline selection; note pass@K/accuracy is deliberately absent.
-        key: dict[str, Any] = {"mean/reward": agent["mean/reward"]}
-        key.update(_highest_k(agent, "pass@1[avg-of-{k}]", ("accuracy", "no_answer")))
-        key.update(_highest_k(agent, "pass@{k}", ("no_answer",)))
-        key.update(_highest_k(agent, "majority@{k}", ("accuracy",)))
-        if "pass@1/accuracy" in agent:
-            key["pass@1/accuracy"] = agent["pass@1/accuracy"]
-        return key
 
     def _group_metrics(
         self, keys: Sequence[int | str], tasks: Sequence[_Task]
@@ -349,6 +244,87 @@ class MetricsAccumulator:
                 _describe(values, name, entry)
             groups.append(entry)
         return groups
+
+
+def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
+    """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
+
+    Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
+    reward) and ``no_answer`` (extracted answer is null). Sums run task by task in sorted
+    task order, exactly as the reference adds them, so the floats come out identical.
+    """
+    names = ("accuracy", "no_answer")
+    max_k = max(len(t) for t in tasks)
+    # One (sum, count) per (k, name, aggregate); filled task by task so each sum is the same
+    # left-to-right fold the reference computes over its per-task lists.
+    pass_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
+    pass_cnt = [[0, 0] for _ in range(max_k + 1)]
+    avg_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
+    maj_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
+    run_sum = [[0.0, 0.0] for _ in range(max_k)]
+    run_cnt = [0] * max_k
+
+    for task in tasks:
+        n = len(task.rewards)
+        answers = task.answers
+        no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
+        scores: tuple[Sequence[float | int], ...] = (task.rewards, no_answer)
+        for j, vals in enumerate(scores):
+            binary = all(v in (0, 1) for v in vals)
+            n_wrong = sum(1 for v in vals if not v) if binary else 0
+            prefix = 0.0
+            running_max = -math.inf
+            votes: Counter[tuple[Hashable, float | int]] = Counter()
+            avg = majority = 0.0
+            for k in range(1, max_k + 1):
+                if k <= n:
+                    v = vals[k - 1]
+                    prefix += v
+                    avg = prefix / k
+                    running_max = max(running_max, v)
+                    answer = answers[k - 1]
+                    if answer is not None:
+                        votes[(answer, v)] += 1
+                        majority = _majority_value(votes)
+                    run_sum[k - 1][j] += v
+                    if j == 0:
+                        run_cnt[k - 1] += 1
+                    # pass@k skips tasks with fewer than k rollouts.
+                    pass_value = _pass_ratio_complement(n, n_wrong, k) if binary else running_max
+                    pass_sum[k][j] += pass_value
+                    pass_cnt[k][j] += 1
+                # avg-of-k and majority@k use whatever of the first k rollouts exist, so
+                # past n they repeat the task's last values.
+                avg_sum[k][j] += avg
+                maj_sum[k][j] += majority
+
+    n_tasks = len(tasks)
+    out: dict[str, Any] = {}
+    for k in range(1, max_k + 1):
+        for j, name in enumerate(names):
+            if pass_cnt[k][j]:
+                out[f"pass@{k}/{name}"] = 100.0 * pass_sum[k][j] / pass_cnt[k][j]
+            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg_sum[k][j] / n_tasks
+            out[f"majority@{k}/{name}"] = 100.0 * maj_sum[k][j] / n_tasks
+
+    per_run = {
+        name: [100.0 * run_sum[i][j] / run_cnt[i] for i in range(max_k)]
+        for j, name in enumerate(names)
+    }
+    out["per_sample_aggregate"] = per_run
+    out.update(_spread_across_runs(per_run, names, max_k))
+    return out
+
+
+def _key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
+    # The mcqa server's headline selection; note pass@K/accuracy is deliberately absent.
+    key: dict[str, Any] = {"mean/reward": agent["mean/reward"]}
+    key.update(_highest_k(agent, "pass@1[avg-of-{k}]", ("accuracy", "no_answer")))
+    key.update(_highest_k(agent, "pass@{k}", ("no_answer",)))
+    key.update(_highest_k(agent, "majority@{k}", ("accuracy",)))
+    if "pass@1/accuracy" in agent:
+        key["pass@1/accuracy"] = agent["pass@1/accuracy"]
+    return key
 
 
 def _spread_across_runs(
@@ -373,32 +349,3 @@ def _majority_value(votes: Counter[tuple[Hashable, float | int]]) -> float:
     top = max(votes.values())
     tied = [score for (_, score), count in votes.items() if count == top]
     return sum(tied) / len(tied)
-
-
-def aggregate_metrics(
-    rows: Iterable[Mapping[str, Any]],
-    *,
-    component_names: Sequence[str] = (),
-    include_groups: bool = True,
-    task_key_field: str | None = None,
-) -> dict[str, Any]:
-    """One-shot :class:`MetricsAccumulator` over ``rows``.
-
-    Rows without ``_ng_task_index`` are grouped by the (dotted) ``task_key_field`` instead,
-    e.g. ``"uuid"``; without either the row is rejected rather than silently lumped together.
-    """
-    acc = MetricsAccumulator(component_names=component_names, include_groups=include_groups)
-    for i, row in enumerate(rows):
-        task_key = None
-        if task_key_field is not None and row.get(TASK_INDEX_KEY) is None:
-            raw = _lookup(row, task_key_field)
-            if raw is _MISSING or raw is None:
-                raise MetricsError(f"row {i} has neither {TASK_INDEX_KEY} nor {task_key_field!r}")
-            task_key = str(raw)
-        try:
-            acc.add(row, task_key=task_key)
-        except MetricsError as exc:
-            raise MetricsError(f"row {i}: {exc}") from None
-    return acc.result()
-
-

@@ -1,0 +1,168 @@
+"""What the metrics keep of one row, and the one way a row is read into it.
+
+A graded row (a verify response, a line of ``choicebox grade`` output, a row of one's own) and an
+error row both become a :class:`RowRecord`; the accumulator only ever sees records. How rows are
+grouped into tasks is the caller's to say (``read_row``'s ``task``): the library takes
+``_ng_task_index`` or a key it is given, ``choicebox grade`` falls back to the uuid and the prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from choicebox._errors import MetricsError, WireFormatError
+from choicebox._rollout import response_text
+
+from ._fields import (
+    _SHARED_NUMBERS,
+    PREVIEW_CHARS,
+    TASK_INDEX_KEY,
+    _lookup,
+    _number,
+    _shown,
+    category_of,
+)
+
+
+class RowRecord(NamedTuple):
+    """What the metrics keep of one row; small, so workers can send it back cheaply.
+
+    * ``error``: the row's ``error``, if it has one. An error row without a numeric reward is
+      counted (rows, errors, failures) but not graded.
+    * ``task``: the task the rollout belongs to, for pass@k (``None``: none).
+    * ``reward``: ``None`` when the row has no numeric reward.
+    * ``components`` and ``categories``: one entry per component name and per ``by`` field of
+      the accumulator; empty for a row without a reward.
+    * ``failure``: the failure the row names itself (a verdict's ``failure_kind``); a failed row
+      that names none counts as an error, a missing answer or a wrong answer.
+    * ``preview``: the start of the response, for failed rows only.
+    """
+
+    error: str | None
+    uuid: str | None
+    task: int | str | None
+    reward: float | int | None
+    extracted: Hashable | None
+    components: tuple[float | int | None, ...]
+    failure: str | None
+    preview: str
+    categories: tuple[str, ...]
+
+
+def failed(record: RowRecord) -> bool:
+    """Whether the row earned less than full reward: an error, no reward, or a reward below 1."""
+    reward = record.reward
+    # `not reward >= 1` is also true for NaN, which never earned anything either.
+    return record.error is not None or reward is None or not reward >= 1
+
+
+def read_row(
+    row: Mapping[str, Any],
+    *,
+    task: int | str | None,
+    component_names: Sequence[str] = (),
+    by: Sequence[str] = (),
+    reward_key: str = "reward",
+    need_reward: bool = True,
+) -> RowRecord:
+    """The record of ``row``, grouped into ``task``.
+
+    A row that carries a choicebox verdict (``failure_kind``) and a reward is judged by its
+    verdict alone: an ``error`` field it brought along from its input does not fail it.
+
+    Raises ``MetricsError`` for a row that is no error row and has no numeric reward, unless
+    ``need_reward`` is false (failure analysis alone needs none).
+    """
+    # The hot path of every worker: plain dict and type checks before the general ones.
+    get = row.get
+    raw_error = get("error")
+    value = row[reward_key] if reward_key in row else _lookup(row, reward_key)
+    reward = _SHARED_NUMBERS.get(value, value) if type(value) is float else _number(value)
+    if raw_error is None or (reward is not None and "failure_kind" in row):
+        error = None
+    else:
+        error = str(raw_error)
+    if reward is None and error is None and need_reward:
+        raise MetricsError(f"row has no numeric {reward_key!r} (it is {_shown(value)})")
+    extracted = get("extracted_answer")
+    if extracted is not None and type(extracted) is not str and not isinstance(extracted, Hashable):
+        extracted = repr(extracted)  # majority voting needs hashable answers
+    uuid = get("uuid")
+    if uuid is not None and type(uuid) is not str:
+        uuid = str(uuid)
+    components: tuple[float | int | None, ...] = ()
+    categories: tuple[str, ...] = ()
+    if reward is not None:
+        components = tuple([_number(get(name)) for name in component_names])
+        if by:
+            categories = tuple([category_of(row, field) for field in by])
+    # `not reward >= 1` is also true for NaN, which never earned anything either.
+    if error is None and reward is not None and reward >= 1:
+        return RowRecord(None, uuid, task, reward, extracted, components, None, "", categories)
+    return RowRecord(
+        error,
+        uuid,
+        task,
+        reward,
+        extracted,
+        components,
+        _named_failure(row, error),
+        response_preview(row, error),
+        categories,
+    )
+
+
+def _named_failure(row: Mapping[str, Any], error: str | None) -> str | None:
+    """The failure a failed row names: its verdict's, else what Gym's own fields say."""
+    if "failure_kind" in row:  # a choicebox verdict says it all, ``None`` included
+        kind = row["failure_kind"]
+        return kind if isinstance(kind, str) and kind else None
+    failure = row.get("failure")
+    if isinstance(failure, str) and failure:
+        return failure
+    if error is not None:
+        return None  # an error row is an error, whatever else it says
+    for holder in (row, row.get("scoring_details")):
+        if isinstance(holder, Mapping):
+            category = holder.get("error_category")
+            if isinstance(category, str) and category:
+                return category
+    if row.get("infra_error"):
+        return "infra_error"
+    if row.get("timeout"):
+        return "timeout"
+    response = row.get("response")
+    if isinstance(response, Mapping) and response.get("error") is not None:
+        return "timeout" if "timeout" in str(response["error"]).lower() else "infra_error"
+    return None
+
+
+def response_preview(row: Mapping[str, Any], error: str | None = None) -> str:
+    """The start of what the model wrote (or, for an error row, of the error)."""
+    if "response" in row:
+        try:
+            return response_text(row["response"])[:PREVIEW_CHARS]
+        except WireFormatError:
+            return ""
+    for key in ("response_preview", "output_text", "text"):
+        value = row.get(key)
+        if isinstance(value, str):
+            return value[:PREVIEW_CHARS]
+    return "" if error is None else error[:PREVIEW_CHARS]
+
+
+def library_task(row: Mapping[str, Any], task_key: str | None, *, strict: bool) -> int | str | None:
+    """``_ng_task_index`` when the row has one, else ``task_key``.
+
+    ``strict``: an index that is no int is an error (grouping by it would be wrong); otherwise it
+    is passed over (failure analysis only reports it).
+    """
+    index = row.get(TASK_INDEX_KEY)
+    if index is None:
+        return task_key
+    if isinstance(index, bool) or not isinstance(index, int):
+        if strict:
+            raise MetricsError(f"{TASK_INDEX_KEY} must be an int, got {type(index).__name__}")
+        return task_key
+    return index

@@ -1,0 +1,278 @@
+"""The one file pipeline (choicebox.batch._pipeline) and the one metrics accumulator under it.
+
+A runner only turns spans into graded bytes and records; whatever runner is used and however it
+cuts its output, the pipeline must write the same files. And the records the workers send back
+must be the records the metrics read off the written rows, since ``--resume`` counts the rows of
+a ``.partial`` file by reading them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from choicebox._modes import COMPONENTS
+from choicebox.batch import Grader, grade_file, partial_path, sidecar_paths
+from choicebox.batch._engine import _numbered_lines
+from choicebox.batch._files import Span
+from choicebox.batch._local import LocalRunner
+from choicebox.batch._pipeline import Graded, Job, Runner, grade_with
+from choicebox.batch._records import _task_key, record_of
+from choicebox.metrics import (
+    CategoryEntry,
+    MetricsAccumulator,
+    MetricsDocument,
+    RunSummary,
+    aggregate_metrics,
+    category_breakdown,
+    failure_analysis,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"
+SOURCES = [FIXTURES / "rollouts_mixed.jsonl", FIXTURES / "rollouts_errors.jsonl", EXAMPLE]
+# Fields to count categories by: one of the input's and three that only the output has.
+BY = ("metadata.subject", "failure_kind", "options_source", "reward_components.format")
+
+# A mode that rewards format too: rewards of 0.25, 0.75 and 1.0, and a right answer (no failure
+# kind) that still earns less than 1.
+WEIGHTED = """\
+version: 1
+id: weighted_boxed
+description: Boxed letters, rewarding the format a little.
+extends: strict_single_letter_boxed
+weights: {correctness: 0.75, format: 0.25}
+"""
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "weighted_boxed.yaml").write_text(WEIGHTED, encoding="utf-8")
+    return folder
+
+
+def _mixed_file(tmp_path: Path, copies: int = 40) -> Path:
+    """Every line of the fixtures (bad ones and blank ones too), many times, with new uuids."""
+    lines: list[bytes] = []
+    for copy in range(copies):
+        for source in SOURCES:
+            for raw in source.read_bytes().split(b"\n"):
+                try:
+                    row = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    lines.append(raw)
+                    continue
+                if isinstance(row, dict) and "uuid" in row:
+                    row["uuid"] = f"{row['uuid']}-{copy % 7}"  # a few rollouts per task
+                    if copy % 3 == 0:
+                        row["response"] = "Hmm. \\boxed{B} \\boxed{B}"  # right answer, twice
+                lines.append(orjson.dumps(row))
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+class _OneLineAtATime:
+    """A runner that grades in this process and hands back one row per piece of output."""
+
+    def grade(self, job: Job, spans: Iterator[Span]) -> Generator[Graded, None, None]:
+        grader = job.grader()
+        for span in spans:
+            numbered = list(_numbered_lines(span.data, span.first_line))
+            if not numbered:
+                yield Graded(b"", None, [], span.nbytes)
+            for position, line in enumerate(numbered):
+                data, records = grader.grade_lines([line])
+                done = span.nbytes if position == len(numbered) - 1 else 0
+                yield Graded(data, None, records, done)
+
+
+def _files(output: Path) -> dict[str, Any]:
+    """The output and metrics files of a run, with the output's own name taken out."""
+    aggregate_path, failures_path = sidecar_paths(output)
+    aggregate = json.loads(aggregate_path.read_text())
+    assert aggregate["summary"].pop("output") == str(output)
+    return {
+        "output": output.read_bytes(),
+        "aggregate": aggregate,
+        "failures": failures_path.read_bytes(),
+    }
+
+
+@pytest.mark.parametrize("mode", [None, "weighted_boxed"])
+def test_every_runner_writes_the_same_files(tmp_path: Path, rules: Path, mode: str | None) -> None:
+    source = _mixed_file(tmp_path)
+    runners: dict[str, Runner] = {
+        "here": LocalRunner(1),
+        "pool": LocalRunner(2),
+        "line by line": _OneLineAtATime(),
+    }
+    written = {}
+    for name, runner in runners.items():
+        output = tmp_path / f"{name}.jsonl"
+        result = grade_with(
+            runner, source, output, mode=mode, rules_dirs=[rules], by=BY, chunk_bytes=20_000
+        )
+        written[name] = _files(output)
+        summary = written[name]["aggregate"]["summary"]
+        assert (result.rows, result.errors) == (summary["rows"], summary["errors"])
+        assert 0 < result.errors < result.rows
+    assert written["pool"] == written["here"]
+    assert written["line by line"] == written["here"]
+
+
+def test_a_run_stopped_under_one_runner_resumes_under_another(tmp_path: Path) -> None:
+    source = _mixed_file(tmp_path)
+    fresh = tmp_path / "fresh.jsonl"
+    grade_file(source, fresh, workers=1, by=BY)
+
+    class Stop:
+        updates = 0
+
+        def start(self, total_bytes: int, done_bytes: int, done_rows: int) -> None:
+            pass
+
+        def update(self, rows: int, nbytes: int) -> None:
+            self.updates += 1
+            if self.updates == 3:
+                raise KeyboardInterrupt
+
+        def close(self) -> None:
+            pass
+
+    output = tmp_path / "out.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        grade_with(LocalRunner(2), source, output, by=BY, progress=Stop(), chunk_bytes=20_000)
+    assert not output.exists()
+    assert partial_path(output).stat().st_size > 0
+    result = grade_with(_OneLineAtATime(), source, output, by=BY, resume=True)
+    assert result.resumed_rows > 0
+    expected, actual = _files(fresh), _files(output)
+    assert actual == expected
+
+
+# --- records ------------------------------------------------------------------------------------
+
+
+def _graded_lines(grader: Grader, path: Path) -> tuple[list[bytes], list[Any]]:
+    data, records = grader.grade_lines(_numbered_lines(path.read_bytes(), 1))
+    return data.splitlines(), records
+
+
+@pytest.mark.parametrize("mode", [None, "weighted_boxed"])
+def test_the_records_workers_send_are_the_records_read_off_the_written_rows(
+    tmp_path: Path, rules: Path, mode: str | None
+) -> None:
+    """What a fresh run counts (records from the grader) is what a resumed run counts (records
+    read back from the output): rows written from the input's bytes, rows re-encoded, error rows,
+    rows with an input ``error`` field or stale verdict fields, categories the verdict writes."""
+    source = _mixed_file(tmp_path, copies=3)
+    rows = [orjson.loads(line) for line in EXAMPLE.read_bytes().splitlines()]
+    extra = tmp_path / "extra.jsonl"
+    extra.write_bytes(
+        b"\n".join(
+            orjson.dumps(row)
+            for row in [
+                {**rows[0], "error": "the rollout timed out"},  # graded all the same
+                {**rows[1], "failure_kind": "bogus", "reward": 0.5, "extraction_step": "x"},
+                {**rows[2], "options_source": "prompt"},
+                {**rows[3], "uuid": 17, "metadata": {"subject": None}},
+            ]
+        )
+    )
+    grader = Grader(mode=mode, rules_dirs=(str(rules),), by=BY)
+    kinds = set()
+    for path in (source, extra):
+        written, records = _graded_lines(grader, path)
+        assert len(written) == len(records)
+        read_back = [record_of(orjson.loads(line), BY) for line in written]
+        assert read_back == records
+        kinds |= {record.categories[1] for record in records if record.reward is not None}
+    assert kinds >= {"(missing)", "wrong_answer"}  # failure_kind is read from the verdict
+
+
+def test_the_accumulator_makes_one_document_from_rows_or_from_records(tmp_path: Path) -> None:
+    source = _mixed_file(tmp_path, copies=3)
+    written, records = _graded_lines(Grader(by=BY), source)
+    rows = [orjson.loads(line) for line in written]
+
+    def fresh() -> MetricsAccumulator:
+        return MetricsAccumulator(component_names=COMPONENTS, include_groups=False, by=BY)
+
+    from_records, from_rows = fresh(), fresh()
+    from_records.add_records(records)
+    for row in rows:
+        # The library groups by _ng_task_index or the key it is given: give it grade's.
+        key = None if "error" in row else _task_key(row)
+        from_rows.add(row, task_key=key if isinstance(key, str) else None)
+    summary = RunSummary(input="in.jsonl", output="out.jsonl", mode=None)
+    document = from_records.document(summary=summary)
+    assert from_rows.document(summary=summary) == document
+    errors = sum("error" in row for row in rows)
+    assert (from_records.n_rows, from_records.n_errors) == (len(rows), errors)
+    assert errors > 0
+
+    # The one-shot functions are the same accumulator run over a list.
+    graded = [row for row in rows if "error" not in row]
+    by_uuid = aggregate_metrics(
+        [{**row, "task": _task_key(row)} for row in graded],
+        component_names=COMPONENTS,
+        include_groups=False,
+        task_key_field="task",
+    )
+    assert by_uuid["agent_metrics"] == document.agent_metrics
+    assert by_uuid["key_metrics"] == document.key_metrics
+    subjects = category_breakdown(rows, "metadata.subject")
+    assert (
+        tuple(CategoryEntry.of(stats) for stats in subjects)
+        == (document.categories["metadata.subject"])
+    )
+    assert failure_analysis(rows) == document.failure_json()
+
+
+def test_the_metrics_files_read_back_as_the_document_they_were_written_from(
+    tmp_path: Path,
+) -> None:
+    source = _mixed_file(tmp_path, copies=2)
+    result = grade_file(source, tmp_path / "out.jsonl", workers=1, by=BY, summary={"run": 7})
+    aggregate = orjson.loads(result.aggregate_path.read_bytes())
+    failures = orjson.loads(result.failures_path.read_bytes())
+    notes: list[str] = []
+    document = MetricsDocument.from_json({**aggregate, "failure_analysis": failures}, notes=notes)
+    assert notes == []
+    assert document == result.metrics
+    assert document.summary is not None
+    assert document.summary.extra == {"run": 7}
+    indent = orjson.OPT_INDENT_2
+    assert orjson.dumps(document.aggregate_json(), option=indent) + b"\n" == (
+        result.aggregate_path.read_bytes()
+    )
+    assert orjson.dumps(document.failure_json(), option=indent) + b"\n" == (
+        result.failures_path.read_bytes()
+    )
+
+
+def test_commands_that_count_no_intervals_do_not_import_numpy() -> None:
+    script = """
+import sys
+import choicebox.batch, choicebox.batch.ray, choicebox.cli, choicebox.metrics.report, choicebox.server
+from choicebox.cli import main
+main(["rules", "list"])
+assert "numpy" not in sys.modules, "numpy was imported"
+from choicebox.metrics import bootstrap_ci
+bootstrap_ci([0.0, 1.0])
+assert "numpy" in sys.modules
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
