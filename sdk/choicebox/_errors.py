@@ -7,7 +7,7 @@ library (``except ValueError``) still catch it, the way lark's ``ConfigurationEr
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "TemplateError",
     "UnknownModeError",
     "WireFormatError",
+    "describe_value",
     "located",
     "location",
 ]
@@ -75,6 +76,60 @@ def _excerpt(source_line: str, column: int | None) -> tuple[str, int | None]:
     tail = "…" if end < len(source_line) else ""
     caret = None if column is None else at - start + len(head) + 1
     return head + source_line[start:end] + tail, caret
+
+
+# How deep describe_value looks into nested lists and mappings before it writes "[…]".
+_DESCRIBE_DEPTH: Final = 3
+
+
+def describe_value(value: object, limit: int = 80) -> str:
+    """A short ``repr`` of ``value`` for an error message: at most ``limit`` characters or so.
+
+    Row data can be anything JSON holds: a 6 MB string, a list nested 1,000 deep. ``repr()`` of
+    those is as long as the value, or raises ``RecursionError``; this looks at most
+    ``_DESCRIBE_DEPTH`` levels deep and stops once ``limit`` characters are written, marking every
+    cut with ``…``. Small values read exactly as ``repr()`` writes them.
+    """
+    text = _describe(value, limit, _DESCRIBE_DEPTH)
+    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
+
+
+def _describe(value: object, budget: int, depth: int) -> str:
+    if isinstance(value, str | bytes):
+        return repr(value) if len(value) <= budget else repr(value[:budget]) + "…"
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return repr(value)
+    if isinstance(value, int):
+        # repr() of an int with thousands of digits is slow, or refused (sys.int_info limits it).
+        bits = value.bit_length()
+        return repr(value) if bits <= 64 else f"<an integer of {bits} bits>"
+    if isinstance(value, Mapping):
+        opening, closing = "{", "}"
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+        items = value
+    else:  # an object of the caller's: its repr() may be anything, so only its type is named
+        return f"<{type(value).__name__}>"
+    if depth == 0 and value:
+        return f"{opening}…{closing}"
+    parts: list[str] = []
+    used = 1
+    for item in items:
+        if used >= budget:
+            parts.append("…")
+            break
+        if isinstance(value, Mapping):
+            key, inner = item
+            room = budget - used
+            shown = f"{_describe(key, room, depth - 1)}: {_describe(inner, room, depth - 1)}"
+        else:
+            shown = _describe(item, budget - used, depth - 1)
+        parts.append(shown)
+        used += len(shown) + 2
+    # A one-element tuple keeps its comma, as repr() writes it: (1,).
+    comma = "," if isinstance(value, tuple) and len(value) == 1 else ""
+    return opening + ", ".join(parts) + comma + closing
 
 
 class ChoiceboxError(Exception):

@@ -7,6 +7,7 @@ parameter, an invalid regex) points at the place in the file and shows the line.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -16,9 +17,10 @@ import attrs
 import cattrs
 import yaml
 
-from ._errors import RuleFileError, UnknownModeError
+from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
 from ._resources import builtin_rule_files
 from ._wire import converter
+from ._yaml import YamlDocument, compose, load, read_file
 from .steps import ParameterError, Step, step_kinds
 
 __all__ = [
@@ -93,52 +95,8 @@ class GradingMode:
 # --- YAML with positions -------------------------------------------------------------------------
 
 
-class _Located:
-    """Turns composed YAML nodes into plain values, rejecting duplicate keys, with positions."""
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.lines = text.splitlines()
-
-    def error(self, message: str, node: yaml.Node | None) -> RuleFileError:
-        if node is None:
-            return RuleFileError(message, path=self.path)
-        line, column = node.start_mark.line, node.start_mark.column
-        source = self.lines[line] if 0 <= line < len(self.lines) else None
-        return RuleFileError(
-            message, path=self.path, line=line + 1, column=column + 1, source_line=source
-        )
-
-    def value(self, node: yaml.Node) -> Any:
-        if node.tag not in _PLAIN_TAGS:
-            # The safe loader already refuses to build Python objects; a tag it would ignore on a
-            # collection is refused here too, so a rule file is plainly data or an error.
-            raise self.error(f"YAML tag {node.tag!r} is not allowed in a rule file", node)
-        if isinstance(node, yaml.MappingNode):
-            out: dict[Any, Any] = {}
-            for key_node, value_node in node.value:
-                key = self.value(key_node)
-                if not isinstance(key, str):
-                    raise self.error(f"keys must be strings, got {key!r}", key_node)
-                if key in out:
-                    raise self.error(f"duplicate key {key!r}", key_node)
-                out[key] = self.value(value_node)
-            return out
-        if isinstance(node, yaml.SequenceNode):
-            return [self.value(item) for item in node.value]
-        if isinstance(node, yaml.ScalarNode):
-            try:
-                return _SCALARS.construct_object(node, deep=True)
-            except yaml.YAMLError as exc:
-                raise self.error(f"invalid value: {exc}", node) from None
-        raise self.error("unsupported YAML node", node)  # pragma: no cover - aliases resolve
-
-
-_SCALARS: Final = yaml.SafeLoader("")
-_PLAIN_TAGS: Final = frozenset(
-    f"tag:yaml.org,2002:{name}"
-    for name in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp")
-)
+# Positions, bounds and plain values come from the library's one YAML reader.
+_Located: TypeAlias = YamlDocument[RuleFileError]
 
 
 def _mapping_items(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
@@ -147,21 +105,7 @@ def _mapping_items(node: yaml.Node) -> dict[str, tuple[yaml.Node, yaml.Node]]:
 
 
 def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
-    located = _Located(path, text)
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = mark.line if mark is not None else None
-        raise RuleFileError(
-            f"invalid YAML: {exc.problem}",
-            path=path,
-            line=None if line is None else line + 1,
-            column=None if mark is None else mark.column + 1,
-            source_line=None if line is None or line >= len(located.lines) else located.lines[line],
-        ) from None
-    except yaml.YAMLError as exc:
-        raise RuleFileError(f"invalid YAML: {exc}", path=path) from None
+    located, node = compose(text, path=path, error=RuleFileError)
     if node is None:
         raise RuleFileError("the file is empty", path=path)
     if not isinstance(node, yaml.MappingNode):
@@ -381,6 +325,10 @@ def parse_mode(
             )
         if not isinstance(weight, int | float) or isinstance(weight, bool):
             raise located.error(f"weight of {name!r} must be a number", items["weights"][1])
+        if not math.isfinite(weight):
+            # A NaN or infinite reward would pass every row and then abort the run's metrics.
+            where = _mapping_items(items["weights"][1])[name][1]
+            raise located.error(f"weight of {name!r} must be a finite number, not {weight}", where)
     overrides = raw.get("overrides", False)
     if not isinstance(overrides, bool):
         raise located.error("overrides must be true or false", items["overrides"][1])
@@ -407,7 +355,7 @@ def load_mode_file(
     path: str | Path, *, parents: Mapping[str, GradingMode] | None = None
 ) -> GradingMode:
     """Load one rule file from disk."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_file(path, error=RuleFileError)
     return parse_mode(text, path=str(path), parents=parents)[0]
 
 
@@ -422,9 +370,9 @@ def _rule_paths(directory: Path) -> list[Path]:
 
 def _extends_of(text: str) -> str | None:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
+        data = load(text, path="<rule file>", error=RuleFileError)
+    except ChoiceboxError:
+        return None  # parse_mode reports it, located
     extends = data.get("extends") if isinstance(data, dict) else None
     return extends if isinstance(extends, str) else None
 
@@ -455,7 +403,11 @@ class ModeRegistry:
 
     def add_directory(self, directory: str | Path) -> list[GradingMode]:
         """Load every ``*.yaml`` rule file of ``directory``; returns the modes it added."""
-        sources = [(str(p), p.read_text(encoding="utf-8")) for p in _rule_paths(Path(directory))]
+        # Confined to the directory: a link to a file elsewhere (/etc/passwd) is refused unread.
+        sources = [
+            (str(p), read_file(p, error=RuleFileError, within=directory))
+            for p in _rule_paths(Path(directory))
+        ]
         return self._add_sources(sources, builtin=False)
 
     def _add_sources(
@@ -523,8 +475,8 @@ class ModeRegistry:
 
 def _declares(text: str, mode_id: str) -> bool:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError:
+        data = load(text, path="<rule file>", error=RuleFileError)
+    except ChoiceboxError:
         return False
     return isinstance(data, dict) and data.get("id") == mode_id
 

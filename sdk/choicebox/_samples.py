@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, overload
 
 import attrs
 
-from ._errors import SampleError, WireFormatError
+from ._errors import SampleError, WireFormatError, describe_value
 
 __all__ = [
     "DEFAULT_GRADING_MODE",
@@ -167,7 +167,9 @@ def _class_for_style(style: object) -> type[MultipleChoiceSample]:
         return MultipleChoiceQuestionAnswerSample
     if style == "continuation":
         return MultipleChoiceCompletionSample
-    raise SampleError("style", f"unknown style {style!r}; expected one of {', '.join(STYLES)}")
+    raise SampleError(
+        "style", f"unknown style {describe_value(style)}; expected one of {', '.join(STYLES)}"
+    )
 
 
 def _validate_choices(
@@ -197,7 +199,7 @@ def _style_validator(expected: Style) -> Any:
         if value != expected:
             raise SampleError(
                 "style",
-                f"{type(instance).__name__} has style {expected!r}, not {value!r}; "
+                f"{type(instance).__name__} has style {expected!r}, not {describe_value(value)}; "
                 "use MultipleChoiceSample(style=...) to pick the class by style",
             )
 
@@ -317,9 +319,13 @@ def _options_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Ma
             raise SampleError(f"options[{i}]", "expected a (letter, text) pair")
         letter, text = item
         if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
-            raise SampleError(f"options[{i}]", f"option letter {letter!r} is not a single letter")
+            raise SampleError(
+                f"options[{i}]", f"option letter {describe_value(letter)} is not a single letter"
+            )
         if letter in seen:
-            raise SampleError(f"options[{i}]", f"option letter {letter!r} appears twice")
+            raise SampleError(
+                f"options[{i}]", f"option letter {describe_value(letter)} appears twice"
+            )
         if not isinstance(text, str):
             raise SampleError(
                 f"options.{letter}", f"expected option text, got {type(text).__name__}"
@@ -344,13 +350,13 @@ def _validate_expected(instance: Any, attribute: attrs.Attribute[Any], value: st
     if value not in letters:
         raise SampleError(
             "expected_answer",
-            f"{value!r} is not one of the option letters {', '.join(letters)}",
+            f"{describe_value(value)} is not one of the option letters {', '.join(letters)}",
         )
 
 
 def _validate_mode(instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
     if not isinstance(value, str) or not value:
-        raise SampleError("grading_mode", f"expected a mode name, got {value!r}")
+        raise SampleError("grading_mode", f"expected a mode name, got {describe_value(value)}")
 
 
 @attrs.frozen(kw_only=True)

@@ -19,6 +19,7 @@ import yaml
 from ._errors import TemplateError
 from ._resources import builtin_template_files
 from ._samples import MCQASample, Template
+from ._yaml import compose
 
 __all__ = ["PromptTemplate", "parse_template", "render_sample", "templates"]
 
@@ -70,35 +71,23 @@ _KNOWN_FIELDS: Final = frozenset({"version", *_TEXT_FIELDS, "output_regex"})
 
 def parse_template(text: str, *, path: str) -> PromptTemplate:
     """A template file's text as a ``PromptTemplate``; a ``TemplateError`` points into the file."""
-    lines = text.splitlines()
-
-    def error(message: str, mark: yaml.Mark | None) -> TemplateError:
-        if mark is None:
-            return TemplateError(message, path=path)
-        shown = lines[mark.line] if mark.line < len(lines) else None
-        return TemplateError(
-            message, path=path, line=mark.line + 1, column=mark.column + 1, source_line=shown
-        )
-
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data: Any = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        raise error(f"invalid YAML: {exc.problem}", exc.problem_mark) from None
-    if not isinstance(root, yaml.MappingNode) or not isinstance(data, dict):
-        raise error("a template must be a mapping", root.start_mark if root else None)
+    document, root = compose(text, path=path, error=TemplateError)
+    if not isinstance(root, yaml.MappingNode):
+        raise document.error("a template must be a mapping", root)
+    data: dict[str, Any] = document.value(root)
+    error = document.error
     nodes = {str(key.value): (key, value) for key, value in root.value}
     for name, (key, _) in nodes.items():
         if name not in _KNOWN_FIELDS:
-            raise error(f"unknown key {name!r}", key.start_mark)
+            raise error(f"unknown key {name!r}", key)
     for name in _TEXT_FIELDS:
         if name not in data:
-            raise error(f"a template needs {name!r}", root.start_mark)
+            raise error(f"a template needs {name!r}", root)
         if not isinstance(data[name], str):
-            raise error(f"{name!r} must be a string", nodes[name][1].start_mark)
+            raise error(f"{name!r} must be a string", nodes[name][1])
     regexes = data.get("output_regex") or []
     if not isinstance(regexes, list) or not all(isinstance(r, str) for r in regexes):
-        raise error("'output_regex' must be a list of strings", nodes["output_regex"][1].start_mark)
+        raise error("'output_regex' must be a list of strings", nodes["output_regex"][1])
     return PromptTemplate(
         id=data["id"],
         description=data["description"],

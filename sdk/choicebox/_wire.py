@@ -16,7 +16,7 @@ import cattrs
 from cattrs.cols import list_structure_factory
 from cattrs.preconf.orjson import OrjsonConverter, make_converter
 
-from ._errors import SampleError, WireFormatError
+from ._errors import SampleError, WireFormatError, describe_value
 from ._samples import (
     DEFAULT_GRADING_MODE,
     MC_WIRE_KEYS,
@@ -163,7 +163,9 @@ def decode_multiple_choice(row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
     problems: list[str] = []
     task_type = row.get("task_type", TASK_TYPE)
     if task_type != TASK_TYPE:
-        problems.append(f"task_type must be {TASK_TYPE!r}, got {task_type!r} @ $.task_type")
+        problems.append(
+            f"task_type must be {TASK_TYPE!r}, got {describe_value(task_type)} @ $.task_type"
+        )
     style = row.get("style")
     cls: type[MultipleChoiceQuestionAnswerSample] | type[MultipleChoiceCompletionSample] | None
     if "style" not in row:
@@ -174,7 +176,9 @@ def decode_multiple_choice(row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
     elif style == "continuation":
         cls = MultipleChoiceCompletionSample
     else:
-        problems.append(f"unknown style {style!r}; expected one of {', '.join(STYLES)} @ $.style")
+        problems.append(
+            f"unknown style {describe_value(style)}; expected one of {', '.join(STYLES)} @ $.style"
+        )
         cls = None
     # Each core field is typed on its own, so one wrong field never hides the others' problems.
     typed: dict[str, Any] = {}
@@ -276,10 +280,13 @@ def _decode_options(value: Any, problems: list[str]) -> list[tuple[str, str]]:
                 continue
             where = f"$.options[{i}].{letter}"
             if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
-                problems.append(f"option letter {letter!r} is not a single letter @ $.options[{i}]")
+                shown = describe_value(letter)
+                problems.append(f"option letter {shown} is not a single letter @ $.options[{i}]")
                 continue
             if letter in seen:
-                problems.append(f"option letter {letter!r} appears twice @ $.options[{i}]")
+                problems.append(
+                    f"option letter {describe_value(letter)} appears twice @ $.options[{i}]"
+                )
                 continue
             seen.add(letter)
             if not isinstance(text, str):
@@ -397,15 +404,15 @@ def decode_mcqa(
         problems.append(f"expected a letter, got {type(expected).__name__} @ $.expected_answer")
     elif options and not option_problems and expected not in dict(options):
         letters = ", ".join(letter for letter, _ in options)
-        problems.append(
-            f"{expected!r} is not one of the option letters {letters} @ $.expected_answer"
-        )
+        shown = describe_value(expected)
+        problems.append(f"{shown} is not one of the option letters {letters} @ $.expected_answer")
 
     grading_mode = row.get("grading_mode")
     if grading_mode is None:
         grading_mode = DEFAULT_GRADING_MODE
     elif not isinstance(grading_mode, str) or not grading_mode:
-        problems.append(f"expected a mode name, got {grading_mode!r} @ $.grading_mode")
+        shown = describe_value(grading_mode)
+        problems.append(f"expected a mode name, got {shown} @ $.grading_mode")
 
     uuid = row.get("uuid")
     if uuid is not None and not isinstance(uuid, str):

@@ -12,6 +12,7 @@ import yaml
 
 from choicebox._errors import AuditConfigError
 from choicebox._regex import compile_pattern
+from choicebox._yaml import compose, read_file
 
 from ._checks import _CHECKS
 from ._findings import SEVERITIES, Severity
@@ -47,10 +48,7 @@ class AuditConfig:
     @classmethod
     def load(cls, path: str | Path, *, base: AuditConfig | None = None) -> AuditConfig:
         """A user file laid over ``base`` (the default configuration unless given)."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise AuditConfigError(f"cannot read: {exc.strerror or exc}", path=str(path)) from None
+        text = read_file(path, error=AuditConfigError)
         return _parse_config(text, str(path), base or cls.default())
 
     @classmethod
@@ -108,32 +106,16 @@ _DEFAULT_CACHE: dict[str, AuditConfig] = {}
 _Fail: TypeAlias = Callable[[yaml.Node, str], AuditConfigError]
 
 
-def _error_at(source: str, lines: list[str], mark: yaml.Mark | None, message: str) -> AuditConfigError:
-    if mark is None:
-        return AuditConfigError(message, path=source)
-    shown = lines[mark.line] if 0 <= mark.line < len(lines) else None
-    return AuditConfigError(
-        message, path=source, line=mark.line + 1, column=mark.column + 1, source_line=shown
-    )
-
-
 def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConfig:
     """Parse and validate a configuration; ``base`` None means this is the complete default file."""
-    lines = text.splitlines()
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise _error_at(source, lines, mark, f"invalid YAML: {exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise AuditConfigError(f"invalid YAML: {exc}", path=source) from None
+    document, root = compose(text, path=source, error=AuditConfigError)
     if root is None:
         if base is None:
             raise AuditConfigError("empty configuration", path=source)
         return attrs.evolve(base, source=source)
 
     def fail(node: yaml.Node, message: str) -> AuditConfigError:
-        return _error_at(source, lines, node.start_mark, message)
+        return document.error(message, node)
 
     def mapping(node: yaml.Node, what: str) -> list[tuple[yaml.Node, yaml.Node, str]]:
         if not isinstance(node, yaml.MappingNode) or node.tag != _MAP_TAG:
@@ -141,7 +123,7 @@ def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConf
         out: list[tuple[yaml.Node, yaml.Node, str]] = []
         seen: set[str] = set()
         for key, value in node.value:
-            name = _construct(key, fail)
+            name = document.value(key)
             if not isinstance(name, str):
                 raise fail(key, f"{what}: keys must be strings, got {name!r}")
             if name in seen:
@@ -153,7 +135,7 @@ def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConf
     checks: dict[str, CheckSettings] = dict(base.checks) if base is not None else {}
     for key, value, name in mapping(root, "the configuration"):
         if name == "version":
-            if _construct(value, fail) != 1:
+            if document.value(value) != 1:
                 raise fail(value, "version: only version 1 is known")
         elif name == "checks":
             for ckey, cvalue, check in mapping(value, "checks"):
@@ -161,7 +143,9 @@ def _parse_config(text: str, source: str, base: AuditConfig | None) -> AuditConf
                     raise fail(
                         ckey, f"checks: unknown check {check!r}; known checks: {', '.join(_CHECKS)}"
                     )
-                checks[check] = _parse_check(check, cvalue, checks.get(check), mapping, fail=fail)
+                checks[check] = _parse_check(
+                    check, cvalue, checks.get(check), mapping, fail=fail, value_of=document.value
+                )
         else:
             raise fail(key, f"unknown key {name!r}; expected version, checks")
     if base is None:
@@ -178,12 +162,13 @@ def _parse_check(
     mapping: Callable[[yaml.Node, str], list[tuple[yaml.Node, yaml.Node, str]]],
     *,
     fail: _Fail,
+    value_of: Callable[[yaml.Node], Any],
 ) -> CheckSettings:
     enabled = old.enabled if old is not None else None
     severity: Severity | None = old.severity if old is not None else None
     params = dict(old.params) if old is not None else {}
     for key, value_node, name in mapping(node, check):
-        value = _construct(value_node, fail)
+        value = value_of(value_node)  # plain data: a tag such as !!python/object is refused
         where = f"{check}.{name}"
         if name == "enabled":
             if not isinstance(value, bool):
@@ -210,16 +195,6 @@ def _parse_check(
     if enabled is None or severity is None:
         raise fail(node, f"{check}: needs both enabled and severity")
     return CheckSettings(enabled, severity, params)
-
-
-def _construct(node: yaml.Node, fail: _Fail) -> Any:
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_document(node)
-    except yaml.YAMLError as exc:  # an unsafe tag such as !!python/object
-        raise fail(node, str(getattr(exc, "problem", None) or exc)) from None
-    finally:
-        loader.dispose()
 
 
 _MAP_TAG: Final = "tag:yaml.org,2002:map"
