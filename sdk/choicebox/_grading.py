@@ -17,7 +17,7 @@ import regex
 
 from ._errors import WireFormatError
 from ._modes import COMPONENTS, ChainEntry, GradingMode, ModeRegistry, default_registry
-from ._regex import DEFAULT_TIMEOUT
+from ._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
 from .steps import Context, Extraction, FailureKind, run_patterns
@@ -203,7 +203,11 @@ def grade_text(
     answer_prefix: str | None = None,
     regex_timeout: float = DEFAULT_TIMEOUT,
 ) -> Verdict:
-    """Grade already-extracted text against options; the engine under ``grade``."""
+    """Grade already-extracted text against options; the engine under ``grade``.
+
+    At most ``MAX_PATTERNS_PER_ROW`` patterns of ``output_regex`` run; a sample with more runs
+    none of them, and the verdict's ``errors`` say so.
+    """
     errors: list[str] = []
     if mode.strip_reasoning:
         stripped = _strip_reasoning(text)
@@ -233,7 +237,17 @@ def grade_text(
     kept_step: str | None = None
 
     # The sample's own regexes come first, as NeMo Gym's server does; a hit is final.
-    if output_regex:
+    if len(output_regex) > MAX_PATTERNS_PER_ROW:
+        # Row data: like an invalid pattern, recorded and skipped (all of them, so no prefix of
+        # the list decides), and the mode's chain grades.
+        detail = (
+            f"output_regex has {len(output_regex)} patterns, more than the "
+            f"{MAX_PATTERNS_PER_ROW} a sample may have; none of them ran"
+        )
+        errors.append(detail)
+        kept = Extraction(None, failure="invalid_regex", detail=detail, final=False)
+        kept_step = TEMPLATE_STEP
+    elif output_regex:
         # Case-insensitive, rightmost match, as the seed specifies; an invalid pattern is
         # recorded and skipped rather than refused, since it is row data.
         found = run_patterns(output_regex, regex.IGNORECASE, context)

@@ -180,8 +180,8 @@ def compose(text: str, *, path: str, error: type[E]) -> tuple[YamlDocument[E], y
         raise document.error(f"invalid YAML: {what}", mark) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow, such as NUL
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        where = _mark_at(text, exc.position)
-        raise document.error(f"invalid YAML: character U+{code:04X} is not allowed", where) from None
+        message = f"invalid YAML: character U+{code:04X} is not allowed"
+        raise document.error(message, _mark_at(text, exc.position)) from None
     except yaml.YAMLError as exc:
         raise document.error(f"invalid YAML: {exc}") from None
     return document, node

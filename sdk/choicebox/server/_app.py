@@ -38,7 +38,7 @@ from choicebox._errors import MetricsError, UnknownModeError, WireFormatError
 from choicebox._fastpath import grade_row_fast
 from choicebox._grading import grade
 from choicebox._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
-from choicebox._regex import DEFAULT_TIMEOUT
+from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from choicebox._rollout import response_text
 from choicebox._samples import MCQASample
 from choicebox.metrics import MetricsAccumulator
@@ -57,7 +57,7 @@ logger = logging.getLogger("choicebox.server")
 
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 2**20
 INLINE_MAX_BYTES: Final = 64 * 2**10  # bodies up to this size are graded on the event loop
-MAX_OUTPUT_REGEXES: Final = 32  # sample patterns per request: caps its worst case at 32 timeouts
+MAX_OUTPUT_REGEXES: Final = MAX_PATTERNS_PER_ROW  # the library-wide cap: 422 here, not skipped
 CONFIG_ENV: Final = "CHOICEBOX_SERVE_CONFIG"  # how `choicebox serve` hands options to workers
 TASK_KEY_FIELD: Final = "uuid"
 
