@@ -15,7 +15,7 @@ from choicebox import (
     RuleFileError,
     TemplateError,
 )
-from choicebox._errors import located, location
+from choicebox._errors import describe_value, located, location
 
 FILE_ERRORS = [AuditConfigError, BatchError, FixFileError, RuleFileError, TemplateError]
 
@@ -81,3 +81,36 @@ def test_fix_file_error_is_an_os_error_naming_the_file() -> None:
     error = FixFileError("No such file or directory", path="in.jsonl")
     assert isinstance(error, OSError)
     assert str(error) == "in.jsonl: No such file or directory"
+
+
+# --- describe_value: row data shown in a message, shortened --------------------------------------
+
+
+def test_describe_value_reads_as_repr_for_small_values() -> None:
+    for value in ("B", 3, 2.5, None, True, ["a", 1], {"k": [None]}, (1,), ()):
+        assert describe_value(value) == repr(value)
+
+
+def test_describe_value_never_recurses_into_a_deep_value() -> None:
+    deep: object = "x"
+    for _ in range(100_000):
+        deep = [deep]
+    assert describe_value(deep) == "[" * 10 + "[…]" + "]" * 10
+
+
+def test_describe_value_cuts_a_huge_value_to_the_limit() -> None:
+    shown = describe_value("x" * 6_000_000, 40)
+    assert len(shown) == 40
+    assert shown.startswith("'xxx")
+    assert shown.endswith("…")
+    assert len(describe_value(list(range(100_000)))) <= 80
+    assert describe_value(10**5000) == "<an integer of 16610 bits>"  # repr() would refuse it
+
+
+def test_describe_value_names_a_foreign_object_by_its_type() -> None:
+    class Loud:
+        def __repr__(self) -> str:  # pragma: no cover - must not be called
+            raise AssertionError("repr() of a caller's object was called")
+
+    assert describe_value(Loud()) == "<Loud>"
+    assert describe_value({"k": Loud()}) == "{'k': <Loud>}"

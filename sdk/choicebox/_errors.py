@@ -79,7 +79,7 @@ def _excerpt(source_line: str, column: int | None) -> tuple[str, int | None]:
 
 
 # How deep describe_value looks into nested lists and mappings before it writes "[…]".
-_DESCRIBE_DEPTH: Final = 3
+_DESCRIBE_DEPTH: Final = 10
 
 
 def describe_value(value: object, limit: int = 80) -> str:
@@ -87,11 +87,12 @@ def describe_value(value: object, limit: int = 80) -> str:
 
     Row data can be anything JSON holds: a 6 MB string, a list nested 1,000 deep. ``repr()`` of
     those is as long as the value, or raises ``RecursionError``; this looks at most
-    ``_DESCRIBE_DEPTH`` levels deep and stops once ``limit`` characters are written, marking every
-    cut with ``…``. Small values read exactly as ``repr()`` writes them.
+    ``_DESCRIBE_DEPTH`` (10) levels deep and stops once ``limit`` characters are written, marking
+    every cut with ``…``. A value that is short and at most that deep reads as ``repr()`` writes
+    it; an object that is no JSON type is named by its type alone.
     """
     text = _describe(value, limit, _DESCRIBE_DEPTH)
-    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 def _describe(value: object, budget: int, depth: int) -> str:
@@ -100,9 +101,10 @@ def _describe(value: object, budget: int, depth: int) -> str:
     if isinstance(value, bool) or value is None or isinstance(value, float):
         return repr(value)
     if isinstance(value, int):
-        # repr() of an int with thousands of digits is slow, or refused (sys.int_info limits it).
+        # repr() of an int with thousands of digits is slow, or refused (sys.int_info limits it);
+        # one that fits the budget (about 3.3 bits a digit) is written out.
         bits = value.bit_length()
-        return repr(value) if bits <= 64 else f"<an integer of {bits} bits>"
+        return repr(value) if bits <= 4 * budget + 8 else f"<an integer of {bits} bits>"
     if isinstance(value, Mapping):
         opening, closing = "{", "}"
         items: Any = value.items()
