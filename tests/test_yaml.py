@@ -17,6 +17,7 @@ from choicebox._resources import builtin_rule_files, builtin_template_files
 from choicebox._templates import parse_template
 from choicebox._yaml import MAX_DEPTH, MAX_NODES, MAX_YAML_BYTES, decode, load, read_file
 from choicebox.audit import AuditConfig
+from choicebox.cli import main
 
 _MODE = "version: 1\nid: {id}\ndescription: d\nchain:\n  - kind: boxed_letter\n"
 
@@ -246,3 +247,32 @@ def test_a_weight_that_is_not_finite_is_refused_where_it_is_written(weight: str)
     assert source is not None
     assert info.value.column is not None
     assert source[info.value.column - 1 :].startswith(weight)
+
+
+# --- through the command line --------------------------------------------------------------------
+
+
+def test_rules_check_reports_a_bomb_a_deep_file_and_a_link_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = {
+        "bomb": _bomb(8),
+        "deep": _MODE.format(id="deep") + "deviations: " + "[" * 5000 + "]" * 5000 + "\n",
+    }
+    for name, text in cases.items():
+        directory = tmp_path / name
+        directory.mkdir()
+        (directory / f"{name}.yaml").write_text(text, encoding="utf-8")
+        assert main(["rules", "check", str(directory)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {directory / name}.yaml:")
+        assert "Traceback" not in err
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("root:x:0:0 must not be shown\n", encoding="utf-8")
+    (linked / "x.yaml").symlink_to(secret)
+    assert main(["rules", "check", str(linked)]) == 1
+    err = capsys.readouterr().err
+    assert "outside the directory" in err
+    assert "root:x" not in err

@@ -1,8 +1,10 @@
 """Grading modes: YAML rule files loaded safely, checked strictly, and kept in a registry.
 
-A rule file is data. It is composed with PyYAML's safe loader into nodes that remember their
-``line:column``, so every complaint (an unknown key, a duplicate key, an unknown step kind, a bad
-parameter, an invalid regex) points at the place in the file and shows the line.
+A rule file is data. It is composed by the library's bounded YAML reader (``_yaml``: depth,
+aliases and size bounded, UTF-8, no tags) into nodes that remember their ``line:column``, so every
+complaint (an unknown key, a duplicate key, an unknown step kind, a bad parameter, an invalid
+regex, a weight that is not finite) points at the place in the file and shows the line. In a rules
+directory, a symbolic link that leads outside the directory is refused unread.
 """
 
 from __future__ import annotations

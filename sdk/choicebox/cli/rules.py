@@ -15,8 +15,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
-
 from choicebox._errors import ChoiceboxError
 from choicebox._modes import GradingMode, ModeRegistry, default_registry
 from choicebox.testing import ExampleResult, run_mode_examples
@@ -55,9 +53,9 @@ def register(commands: Any) -> None:
     test.set_defaults(handler=_test)
 
 
-# What loading a rule directory may raise on bad input: a located RuleFileError, an unreadable
-# file, or (defensively) a YAML error the loader did not wrap.
-_LOAD_ERRORS = (ChoiceboxError, OSError, UnicodeDecodeError, yaml.YAMLError)
+# What loading a rule directory may raise on bad input: a located RuleFileError (the YAML reader
+# wraps every YAML and decoding problem in one), or a directory that cannot be listed.
+_LOAD_ERRORS = (ChoiceboxError, OSError)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
