@@ -58,8 +58,12 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from fuzz_inputs import MODES, generate
+from fuzz_inputs import generate
 
+import choicebox
+
+_REGISTRY = choicebox.default_registry()
+MODES = tuple(name for name in _REGISTRY.names() if _REGISTRY.is_builtin(name))  # every built-in
 KINDS = (*MODES, "row:decode", "row:grade")  # what one call is, for the counts and the watchdog
 
 # --- running one input ---------------------------------------------------------------------------
@@ -88,8 +92,6 @@ class Runner:
     """Runs calls in a worker: timed, watched by faulthandler past the slow bound."""
 
     def __init__(self, slow_s: float, dump_path: str, current: Any = None) -> None:
-        import choicebox
-
         self.cb = choicebox
         self.allowed_row_errors = (choicebox.WireFormatError, choicebox.SampleError)
         self.slow_s = slow_s
@@ -514,11 +516,16 @@ class Campaign:
             where = stack_where(dump)
             call = KINDS[int(kind)]
             item = generate(self.args.seed, int(index), self.args.big)
-            subject = item["row"]["response"] if call.startswith("row:") else item["output"]["text"]
+            # Not shrunk (each try could hang again): the shapes of what was graded, and the index.
+            if call.startswith("row:"):
+                response = item["row"].get("response")
+                shown = {"response": shape(response) if isinstance(response, str) else "(not text)"}
+            else:
+                output = item["output"]
+                shown = {"shape": shape(output["text"]), "options": [shape(o) for o in output["options"]]}
             finding = {"kind": "hang", "signature": f"hang {call}: {where.split(' ')[0]}",
                        "where": where, "call": call, "index": int(index),
-                       "seconds": round(now - started, 2),
-                       "reproducer": {"shape": shape(subject) if isinstance(subject, str) else "(row)"}}  # fmt: skip
+                       "seconds": round(now - started, 2), "reproducer": shown}  # fmt: skip
             counts = {f"{call} calls": 1, f"{call} hangs": 1}
             chunk = worker["chunk"]
             self.pending[chunk].append(("input", int(index), counts, [now - started], [finding]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+# Mode names a row may carry (fuzz.py grades outputs in every built-in mode, found at run time).
 MODES = (
     "strict_single_letter_boxed",
     "lenient_boxed",
