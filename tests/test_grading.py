@@ -159,9 +159,10 @@ def test_components_of_the_strict_mode(output: str, components: tuple[float, flo
     ("output", "step", "format_"),
     [
         ("\\boxed{B}", "boxed", 1.0),
-        ("Answer: B", "answer_line", 0.0),
-        ("The answer is (B).", "answer_phrase", 0.0),
-        ("B", "lone_letter", 0.0),
+        ("Answer: B", "answer", 0.0),
+        ("The answer is (B).", "closing_answer", 0.0),
+        ("Reasoning first.\nB", "lone_letter", 0.0),
+        ("B", "whole_output", 0.0),
         ("optB", "option_text", 0.0),
     ],
 )

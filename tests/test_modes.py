@@ -439,7 +439,7 @@ def test_a_user_file_may_override_a_builtin_when_it_says_so(tmp_path: Path) -> N
     )
     assert verdict.extracted_answer == "B"
     # The built-in registry is unchanged.
-    assert ModeRegistry.with_builtins().get("robust").strategy == "last_position"
+    assert ModeRegistry.with_builtins().get("robust").resolve == "conclusion"
 
 
 def test_two_user_files_with_one_id_are_an_error(tmp_path: Path) -> None:
@@ -480,10 +480,11 @@ def test_extends_appends_the_chain_to_the_parents() -> None:
     assert (verdict.extracted_answer, verdict.step, verdict.format) == ("B", "answer_line", 0.0)
 
 
-def test_extends_inherits_strategy_and_reasoning_and_may_change_them() -> None:
+def test_extends_inherits_the_policy_and_reasoning_and_may_change_them() -> None:
     text = "version: 1\nid: r2\ndescription: d\nextends: robust\n"
     mode, _ = parse_mode(text, parents=_parents())
-    assert mode.strategy == "last_position"
+    assert mode.resolve == "conclusion"
+    assert mode.policy == _parents()["robust"].policy
     assert mode.strip_reasoning is True
     assert len(mode.chain) == len(_parents()["robust"].chain)
     changed, _ = parse_mode(text + "strip_reasoning: false\n", parents=_parents())

@@ -217,7 +217,7 @@ _FAST_LETTER: Final = re.compile(
 # choice; everything else goes to the grammar.
 _FAST_LABEL: Final = re.compile(
     r"\s*(?P<p>\()?(?P<letter>[A-Za-z])(?(p)\)|\s*[:.)])\s+"
-    r"(?P<text>(?!(?:and|or|both|either)(?![A-Za-z]))[A-Za-z]{2}[^\\{}$*\[\]()]*?)\s*"
+    r"(?P<text>(?!(?:and|or|both|either)(?![A-Za-z]))[A-Za-z]{2}[^\\{}$*\[\]()]*+)\s*"
 )
 _LONE_LETTER: Final = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
 
@@ -245,13 +245,17 @@ def _read_slow(content: str) -> BoxReading:
     core = _collapse(unwrapped)
     if not core:
         return _EMPTY
-    if _MAY_NAME_A_CHOICE.match(core) is None:
+    if _MAY_NAME_A_CHOICE.match(core) is None or _EXPONENT_NUMBER.fullmatch(core):
+        # "2e5" is two hundred thousand, not a digit glued to the letter E.
         return _text(core)
     try:
         tree = _parser().parse(core)
     except LarkError:
         return _text(core)
     return _interpret(tree, core)
+
+
+_EXPONENT_NUMBER: Final = re.compile(r"[-+]?\d++(?:[.,]\d++)?\s?[eE]\s?[-+]?\d++")
 
 
 def _text(core: str) -> BoxReading:

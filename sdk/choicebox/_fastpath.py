@@ -122,4 +122,5 @@ def grade_row_fast(
         output_regex=output_regex,
         answer_prefix=answer_prefix,
         regex_timeout=regex_timeout,
+        question=question,
     )

@@ -1,14 +1,16 @@
-"""Grading: run a sample's template regex, then its mode's chain, and build the verdict.
+"""Grading: run a sample's template regex, then its mode's chain under the mode's resolution
+policy, and build the verdict.
 
 ``grade`` never raises on anything a model wrote: every outcome, including an unreadable
 response, a bad or runaway regex and an ambiguous answer, is a verdict with a failure kind.
-The only errors it raises are the caller's (an unknown mode name).
+The only errors it raises are the caller's (an unknown mode name). Every step it runs is linear
+in the output's length.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,8 +18,9 @@ import attrs
 import regex
 
 from ._errors import WireFormatError
-from ._modes import COMPONENTS, ChainEntry, GradingMode, ModeRegistry, default_registry
+from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
 from ._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
+from ._resolution import REGEX_FAILURES, Ruling
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
 from .steps import Context, Extraction, FailureKind, run_patterns
@@ -44,7 +47,10 @@ class Verdict:
 
     ``reward`` is the weighted sum of ``reward_components`` (by default ``correctness`` alone, so
     rewards equal NeMo Gym's); each component is also a property and a top-level wire field.
-    ``failure`` is ``None`` for a correct answer, else why it is not.
+    ``failure`` is ``None`` for a correct answer, else why it is not. ``candidates`` are the
+    statements the mode's steps found and what its resolution policy did with each (``Ruling``):
+    the account ``choicebox explain`` prints. They are not part of the wire row, and verdicts
+    compare equal whatever their candidates.
     """
 
     reward: float
@@ -56,6 +62,7 @@ class Verdict:
     failure: FailureKind | None = None
     detail: str = ""
     errors: tuple[str, ...] = ()
+    candidates: tuple[Ruling, ...] = attrs.field(default=(), eq=False, repr=False)
 
     @property
     def correctness(self) -> float:
@@ -157,6 +164,7 @@ def _verdict(
     primary: bool,
     errors: list[str],
     text: str = "",
+    candidates: tuple[Ruling, ...] = (),
 ) -> Verdict:
     letter = found.letter if found is not None else None
     components = _components(letter, expected, clean=primary and found is not None and found.clean)
@@ -174,7 +182,7 @@ def _verdict(
             detail = f"{detail}: answered {letter}, expected {expected}"
     elif found is not None and found.failure is not None:
         failure, detail = found.failure, found.detail
-        if failure in ("not_an_option", "invalid_regex", "regex_timeout") and _is_refusal(text):
+        if failure in _REFUSAL_MAY_EXPLAIN and _is_refusal(text):
             failure, detail = "refusal", "the model declined to answer"
     elif _is_refusal(text):
         failure, detail = "refusal", "the model declined to answer"
@@ -190,7 +198,12 @@ def _verdict(
         failure=failure,
         detail=detail,
         errors=tuple(errors),
+        candidates=candidates,
     )
+
+
+# A response that declines to answer may still contain a stray letter or a "no option" phrase.
+_REFUSAL_MAY_EXPLAIN: Final = ("not_an_option", "invalid_regex", "regex_timeout", "no_answer")
 
 
 def grade_text(
@@ -202,8 +215,12 @@ def grade_text(
     output_regex: tuple[str, ...] = (),
     answer_prefix: str | None = None,
     regex_timeout: float = DEFAULT_TIMEOUT,
+    question: str = "",
 ) -> Verdict:
     """Grade already-extracted text against options; the engine under ``grade``.
+
+    ``question`` (the sample's question, when known) lets the ``conclusion`` policy tell a
+    multi-part question and text about other questions; other policies ignore it.
 
     At most ``MAX_PATTERNS_PER_ROW`` patterns of ``output_regex`` run; a sample with more runs
     none of them, and the verdict's ``errors`` say so.
@@ -232,9 +249,10 @@ def grade_text(
             primary=False,
             errors=errors,
         )
-    context = Context(text, options, regex_timeout=regex_timeout, answer_prefix=answer_prefix)
+    context = Context(
+        text, options, regex_timeout=regex_timeout, answer_prefix=answer_prefix, question=question
+    )
     kept: Extraction | None = None
-    kept_step: str | None = None
 
     # The sample's own regexes come first, as NeMo Gym's server does; a hit is final.
     if len(output_regex) > MAX_PATTERNS_PER_ROW:
@@ -246,7 +264,6 @@ def grade_text(
         )
         errors.append(detail)
         kept = Extraction(None, failure="invalid_regex", detail=detail, final=False)
-        kept_step = TEMPLATE_STEP
     elif output_regex:
         # Case-insensitive, rightmost match, as the seed specifies; an invalid pattern is
         # recorded and skipped rather than refused, since it is row data.
@@ -256,83 +273,29 @@ def grade_text(
                 return _verdict(
                     mode, expected, found, TEMPLATE_STEP, primary=True, errors=errors, text=text
                 )
-            if found.failure in _REGEX_FAILURES:
+            if found.failure in REGEX_FAILURES:
                 errors.append(found.detail)
-            kept, kept_step = found, TEMPLATE_STEP
+            kept = found
 
-    if mode.strategy == "first_step":
-        for entry, found in _findings(mode, context, errors):
-            if found.letter is not None or found.final:
-                return _verdict(
-                    mode, expected, found, entry.id, primary=entry.primary, errors=errors, text=text
-                )
-            if kept is None or kept.failure in _REGEX_FAILURES:
-                kept, kept_step = found, entry.id
-        return _verdict(mode, expected, kept, kept_step, primary=False, errors=errors, text=text)
-
-    # last_position: the answer stated last in the text wins; ties go to the earlier step. The
-    # text is read from its tail in growing windows of whole lines: an answer found in a window
-    # is later than anything before it, so a long output costs what its last lines cost, and
-    # an output with no answer at all costs a linear number of passes.
-    start, size = len(text), _WINDOW
-    while True:
-        start = _line_start(text, start - size)
-        window = (
-            context
-            if start == 0
-            else Context(
-                text[start:], options, regex_timeout=regex_timeout, answer_prefix=answer_prefix
-            )
-        )
-        best: tuple[int, Extraction, ChainEntry] | None = None
-        for entry, found in _findings(mode, window, errors):
-            if found.letter is None and not found.final:
-                if kept is None:
-                    kept, kept_step = found, entry.id
-            elif best is None or found.position > best[0]:
-                best = (found.position, found, entry)
-        if best is not None:
-            _, found, entry = best
-            return _verdict(
-                mode, expected, found, entry.id, primary=entry.primary, errors=errors, text=text
-            )
-        if start == 0:
-            return _verdict(
-                mode, expected, kept, kept_step, primary=False, errors=errors, text=text
-            )
-        size *= 4
-
-
-_REGEX_FAILURES: Final = ("invalid_regex", "regex_timeout")
-
-
-def _findings(
-    mode: GradingMode, context: Context, errors: list[str]
-) -> Iterator[tuple[ChainEntry, Extraction]]:
-    """What each applicable step of the chain finds, in chain order; regex problems noted."""
-    for entry in mode.chain:
-        if entry.when_answer_prefix and not context.answer_prefix:
-            continue
-        found = entry.step(context)
-        if found is None:
-            continue
-        if found.failure in _REGEX_FAILURES and found.detail not in errors:
-            errors.append(found.detail)
-        yield entry, found
-
-
-_WINDOW: Final = 1024
-
-
-def _line_start(text: str, position: int) -> int:
-    """A cut point at or before ``position``: a line start, else a space in a very long line."""
-    if position <= 0:
-        return 0
-    line = text.rfind("\n", 0, position) + 1
-    if position - line <= 512:
-        return line
-    space = text.rfind(" ", position - 64, position)
-    return position if space == -1 else space + 1
+    resolution = mode.policy(context, mode.chain, errors)
+    found, entry = resolution.found, resolution.entry
+    step = entry.id if entry is not None else None
+    if kept is not None and (
+        found is None
+        or (found.letter is None and not found.final and kept.failure not in REGEX_FAILURES)
+    ):
+        # Nothing better than the template regex's own finding (a letter that is no option).
+        found, step, entry = kept, TEMPLATE_STEP, None
+    return _verdict(
+        mode,
+        expected,
+        found,
+        step,
+        primary=entry.primary if entry is not None else False,
+        errors=errors,
+        text=text,
+        candidates=resolution.rulings,
+    )
 
 
 def _resolve_mode(
@@ -380,6 +343,7 @@ def grade(
         output_regex=template.output_regex if template is not None else (),
         answer_prefix=template.answer_prefix if template is not None else None,
         regex_timeout=regex_timeout,
+        question=sample.question,
     )
 
 

@@ -11,6 +11,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Collection, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Final, Literal
 
 import attrs
@@ -18,6 +19,8 @@ import attrs
 __all__ = [
     "Payload",
     "ambiguous_letters",
+    "canonical_number",
+    "fold_letters",
     "localise_letters",
     "normalise_option_text",
     "read_payload",
@@ -43,9 +46,60 @@ def localise_letters(text: str) -> str:
     return text
 
 
+# End-of-text tokens some models write out ("Final answer: I<EOS_TOKEN>"): blanks to a reader.
+_SPECIAL_TOKEN_RE: Final = re.compile(
+    r"<(?:EOS_TOKEN|eos|/s|s|\|(?:endoftext|im_end|im_start|eot_id|end_of_text|end)\|)>",
+    re.IGNORECASE,
+)
+_FULLWIDTH_TABLE: Final = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+
+
+def fold_letters(text: str) -> str:
+    """``text`` as answer finders read it, of the same length so positions stay valid.
+
+    End-of-text tokens become blanks, fullwidth forms ASCII, and standalone Arabic/Bengali option
+    letters Latin ones. Returns ``text`` itself when nothing changes.
+    """
+    folded = text
+    if "<" in folded and _SPECIAL_TOKEN_RE.search(folded):
+        folded = _SPECIAL_TOKEN_RE.sub(lambda m: " " * len(m.group()), folded)
+    if not folded.isascii():
+        folded = _LOCAL_RE.sub(lambda m: _LOCAL_LETTERS[m.group()], folded.translate(_FULLWIDTH_TABLE))
+        if folded == text:
+            return text
+    return folded
+
+
 _PUNCT_RE: Final = re.compile(r"[^\w\s]")
 _SPACE_RE: Final = re.compile(r"\s+")
-_NUMBER_RE: Final = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+# Possessive: a run of digits is taken whole, so "1" * 10_000 + "x" fails in one pass.
+_NUMBER_RE: Final = re.compile(r"[-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?")
+# Beyond these a "number" is compared as text: exact decimal arithmetic on it would be costly.
+MAX_NUMBER_CHARS: Final = 400
+MAX_EXPONENT: Final = 400
+
+
+def canonical_number(candidate: str) -> str | None:
+    """The canonical text of a decimal number literal, or ``None`` when it is none or too large.
+
+    Exact (``Decimal``, never ``float``: no overflow, no rounding), for any Unicode decimal
+    digits; integral values print as integers (``12.0`` and ``1.2e1`` are ``12``), others as
+    plain decimals.
+    """
+    if len(candidate) > MAX_NUMBER_CHARS or _NUMBER_RE.fullmatch(candidate) is None:
+        return None
+    _, marker, exponent = candidate.lower().partition("e")
+    if marker and abs(int(exponent)) > MAX_EXPONENT:
+        return None
+    try:
+        value = Decimal(candidate)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimal literals
+        return None
+    if value == value.to_integral_value():
+        return str(int(value))
+    # ``format(..., "f")`` is exact (``normalize`` would round to the context's 28 digits); a
+    # value that is not integral has a fractional part, so only its trailing zeros go.
+    return format(value, "f").rstrip("0")
 
 
 def normalise_option_text(text: str, *, punctuation: bool = False, numeric: bool = False) -> str:
@@ -67,13 +121,9 @@ def _normalised(text: str, punctuation: bool, numeric: bool) -> str:
 def _normalise(text: str, punctuation: bool, numeric: bool) -> str:
     out = _SPACE_RE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
     if numeric:
-        candidate = out.replace(",", "").replace(" ", "")
-        if _NUMBER_RE.match(candidate):
-            try:
-                value = float(candidate)
-            except ValueError:  # pragma: no cover - the regex admits only floats
-                return out
-            return repr(value) if value != int(value) else str(int(value))
+        canonical = canonical_number(out.replace(",", "").replace(" ", ""))
+        if canonical is not None:
+            return canonical
     if punctuation:
         out = _SPACE_RE.sub(" ", _PUNCT_RE.sub(" ", out)).strip()
     return out
@@ -84,10 +134,12 @@ def _normalise(text: str, punctuation: bool, numeric: bool) -> str:
 _STANDALONE_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])(?![A-Za-z0-9])")
 # Brackets and markdown may wrap each listed letter: "(A) or (B)", "$A$/$B$", "A) B) C)". An
 # opening bracket alone does not separate: "B (C is wrong)" names B.
+# Possessive runs: the groups' character sets are disjoint from what follows them, so nothing is
+# given back and a gap of 20,000 "$" is one pass, not a quadratic search.
 _SEPARATOR_RE: Final = re.compile(
-    r"(?P<close>[)\]$*]*)\s*"
-    r"(?P<sep>(?:[/|&,;]|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*(?:\b(?:or|and)\b\s*)?)?"
-    r"(?P<open>[(\[$*]*)",
+    r"(?P<close>[)\]$*]*+)\s*+"
+    r"(?P<sep>(?:[/|&,;]|\bor\b|\band\b|\bvs\.?|\bversus\b)\s*+(?:\b(?:or|and)\b\s*+)?)?"
+    r"(?P<open>[(\[$*]*+)",
     re.IGNORECASE,
 )
 
@@ -134,12 +186,17 @@ class Payload:
 
 _NONE: Final = Payload("none")
 _EDGE_CHARS: Final = "*_`'\" \t\n\r.,;:!?"
+# One wrapper around the whole payload. "$...$" is matched as one "$" on each side and the inner
+# "$"s are stripped after (``_unwrap``): ``\$+(.*?)\$+`` gives the same inner text but tries
+# every split of a run of "$", which is cubic on "$" * 2000 + "x".
 _WRAPPER_RE: Final = re.compile(
-    r"^(?:\\(?:text|textbf|mathrm|mathbf|textit|boxed|fbox)\s*\{(.*)\}|\$+(.*?)\$+|\\\((.*)\\\)|\((.*)\)|\[(.*)\]|\{(.*)\})$",
+    r"^(?:\\(?:text|textbf|mathrm|mathbf|textit|boxed|fbox)\s*+\{(.*)\}|\$(.*)\$|\\\((.*)\\\)|\((.*)\)|\[(.*)\]|\{(.*)\})$",
     re.DOTALL,
 )
+_DOLLAR_GROUP: Final = 2
 _OPTION_WORD_RE: Final = re.compile(
-    r"^(?:option|choice|letter|answer)\s*[:#]?\s*\(?([A-Za-z])\)?(?![A-Za-z0-9])", re.IGNORECASE
+    r"^(?:option|choice|letter|answer)\s*+(?:[:#]\s*+)?\(?([A-Za-z])\)?(?![A-Za-z0-9])",
+    re.IGNORECASE,
 )
 _LEADING_RE: Final = re.compile(r"^\(?([A-Za-z])(?:\)|(?![A-Za-z0-9]))")
 _WORD_AFTER_RE: Final = re.compile(r"\s+([a-z']+)")
@@ -159,6 +216,8 @@ def _unwrap(payload: str) -> str:
         if match is None:
             break
         inner = next(g for g in match.groups() if g is not None)
+        if match.group(_DOLLAR_GROUP) is not None:
+            inner = inner.strip("$")
         text = inner.strip(_EDGE_CHARS)
     return text
 

@@ -13,17 +13,19 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import attrs
 import cattrs
 import yaml
 
+from ._conclusion import Conclusion
 from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
+from ._resolution import FirstStep, LastPosition, Policy, policy_kinds
 from ._resources import builtin_rule_files
 from ._wire import converter
 from ._yaml import YamlDocument, compose, load, read_file
-from .steps import ParameterError, Step, step_kinds
+from .steps import FAILURE_KINDS, ParameterError, Step, step_kinds
 
 __all__ = [
     "RULES_DIR_ENV",
@@ -39,13 +41,15 @@ __all__ = [
 RULES_DIR_ENV: Final = "CHOICEBOX_RULES_DIR"
 FORMAT_VERSION: Final = 1
 COMPONENTS: Final = ("correctness", "format", "unambiguous")
-Strategy: TypeAlias = Literal["first_step", "last_position"]
+# The policies every installation has (``choicebox._resolution`` and ``choicebox._conclusion``).
+BUILTIN_POLICIES: Final = (FirstStep, LastPosition, Conclusion)
 
 _MODE_KEYS: Final = frozenset(
-    {"version", "id", "description", "extends", "overrides", "strategy", "strip_reasoning",
-     "weights", "chain", "examples", "deviations"}
+    {"version", "id", "description", "extends", "overrides", "resolve", "strategy",
+     "strip_reasoning", "weights", "chain", "examples", "deviations"}
 )  # fmt: skip
 _ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "when"})
+_WHEN: Final = ("answer_prefix", "no_commitment")
 _EXAMPLE_KEYS: Final = frozenset({"output", "options", "expected", "note", "failure"})
 _DEFAULT_OPTIONS: Final = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
 
@@ -59,6 +63,8 @@ class ChainEntry:
     primary: bool = False
     # Run only for samples whose template sets an answer_prefix (``when: answer_prefix``).
     when_answer_prefix: bool = False
+    # Run only when the steps before found no letter statement (``when: no_commitment``).
+    when_no_commitment: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -75,17 +81,19 @@ class ModeExample:
 
 @attrs.frozen(kw_only=True)
 class GradingMode:
-    """A grading mode: an ordered chain of extraction steps and how to weigh the rewards.
+    """A grading mode: an ordered chain of steps, the policy that resolves what they find, and
+    how to weigh the rewards.
 
-    ``strategy`` ``first_step`` takes the first step (in chain order) that finds an answer;
-    ``last_position`` runs every step and takes the answer stated last in the text, so a
-    revision ("Answer: A ... on reflection, the answer is B") wins.
+    ``resolve`` names the policy (``first_step``: the first step in chain order that answers;
+    ``last_position``: the statement made last; ``conclusion``: the response's concluding
+    commitment, see ``choicebox._conclusion``); ``policy`` is the configured policy itself.
     """
 
     id: str
     description: str
     chain: tuple[ChainEntry, ...]
-    strategy: Strategy = "first_step"
+    resolve: str = "first_step"
+    policy: Policy = attrs.field(factory=FirstStep)
     strip_reasoning: bool = False
     weights: Mapping[str, float] = attrs.field(factory=lambda: {"correctness": 1.0})
     examples: tuple[ModeExample, ...] = ()
@@ -119,43 +127,65 @@ def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
 
 
 def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: yaml.Node) -> Step:
-    kinds = step_kinds()
+    step: Step = _build(located, "step kind", step_kinds(), kind, params=params, node=node)
+    return step
+
+
+def _build(
+    located: _Located,
+    what: str,
+    kinds: Mapping[str, type[Any]],
+    kind: str,
+    *,
+    params: Mapping[str, Any],
+    node: yaml.Node,
+) -> Any:
+    """An instance of the registered attrs class ``kind`` from a rule file's parameters, every
+    problem located at the parameter (or the entry) it comes from."""
     if kind not in kinds:
-        raise located.error(
-            f"unknown step kind {kind!r}; known kinds: {', '.join(sorted(kinds))}", node
-        )
+        raise located.error(f"unknown {what} {kind!r}; known: {', '.join(sorted(kinds))}", node)
     cls = kinds[kind]
     known = {a.alias for a in attrs.fields(cls) if a.init}
-    items = _mapping_items(node)
+    items = _mapping_items(node) if isinstance(node, yaml.MappingNode) else {}
     for name in params:
         if name not in known:
             raise located.error(
-                f"unknown parameter {name!r} for step kind {kind!r}; "
+                f"unknown parameter {name!r} for {what} {kind!r}; "
                 f"its parameters: {', '.join(sorted(known)) or '(none)'}",
                 items[name][0] if name in items else node,
             )
     try:
-        step: Step = converter().structure(dict(params), cls)
+        return converter().structure(dict(params), cls)
     except ParameterError as exc:
         where = items[exc.name][1] if exc.name in items else node
-        raise located.error(f"bad parameter {exc.name!r} for step kind {kind!r}: {exc}", where) from None
+        raise located.error(f"bad parameter {exc.name!r} for {what} {kind!r}: {exc}", where) from None
     except cattrs.BaseValidationError as exc:
         leaf = _parameter_error(exc)
         if leaf is not None:
             where = items[leaf.name][1] if leaf.name in items else node
-            raise located.error(
-                f"bad parameter {leaf.name!r} for step kind {kind!r}: {leaf}", where
-            ) from None
+            raise located.error(f"bad parameter {leaf.name!r} for {what} {kind!r}: {leaf}", where) from None
         messages = cattrs.transform_error(exc, path="params")
         first = messages[0] if messages else str(exc)
         key: str | None = None
         if "@ params." in first:
             key = first.split("@ params.", 1)[-1].split(".", 1)[0].split("[", 1)[0]
         where = items[key][1] if key is not None and key in items else node
-        raise located.error(f"bad parameter for step kind {kind!r}: {first}", where) from None
+        raise located.error(f"bad parameter for {what} {kind!r}: {first}", where) from None
     except (ValueError, TypeError) as exc:
-        raise located.error(f"bad parameter for step kind {kind!r}: {exc}", node) from None
-    return step
+        raise located.error(f"bad parameter for {what} {kind!r}: {exc}", node) from None
+
+
+def _parse_policy(located: _Located, node: yaml.Node) -> tuple[str, Policy]:
+    """``resolve: name`` or ``resolve: {policy: name, <parameters>}``."""
+    raw = located.value(node)
+    if isinstance(raw, str):
+        name, params = raw, {}
+    elif isinstance(raw, dict) and isinstance(raw.get("policy"), str):
+        name, params = raw["policy"], {k: v for k, v in raw.items() if k != "policy"}
+    else:
+        raise located.error("resolve must name a policy, or be a mapping with a 'policy'", node)
+    policy: Policy = _build(located, "resolution policy", policy_kinds(), name, params=params, node=node)
+    return name, policy
 
 
 def _parameter_error(exc: BaseException) -> ParameterError | None:
@@ -197,14 +227,15 @@ def _parse_chain(located: _Located, node: yaml.Node) -> list[ChainEntry]:
         if not isinstance(primary, bool):
             raise located.error("'primary' must be true or false", items["primary"][1])
         when = raw.get("when")
-        if when not in (None, "answer_prefix"):
-            raise located.error("'when' may only be 'answer_prefix'", items["when"][1])
+        if when is not None and when not in _WHEN:
+            raise located.error(f"'when' may only be {' or '.join(_WHEN)}", items["when"][1])
         entries.append(
             ChainEntry(
                 id=entry_id,
                 step=step,
                 primary=primary,
                 when_answer_prefix=when == "answer_prefix",
+                when_no_commitment=when == "no_commitment",
             )
         )
     return entries
@@ -241,6 +272,19 @@ def _parse_examples(located: _Located, node: yaml.Node) -> list[ModeExample]:
             raise located.error(
                 f"expected {expected!r} is not one of the example's options", items["expected"][1]
             )
+        failure = raw.get("failure")
+        if failure is not None:
+            if failure not in FAILURE_KINDS or failure == "wrong_answer":
+                kinds = ", ".join(k for k in FAILURE_KINDS if k != "wrong_answer")
+                raise located.error(
+                    f"unknown failure {failure!r}; an example's failure is one of: {kinds}",
+                    items["failure"][1],
+                )
+            if expected is not None:
+                raise located.error(
+                    "an example with an expected letter has no failure; use expected: null",
+                    items["failure"][1],
+                )
         examples.append(
             ModeExample(
                 output=raw["output"],
@@ -308,11 +352,13 @@ def parse_mode(
     if duplicated:
         raise located.error(f"step ids used twice after extending: {', '.join(duplicated)}", root)
 
-    strategy = raw.get("strategy", parent.strategy if parent else "first_step")
-    if strategy not in ("first_step", "last_position"):
-        raise located.error(
-            f"strategy must be first_step or last_position, not {strategy!r}", items["strategy"][1]
-        )
+    resolve_name, policy = (parent.resolve, parent.policy) if parent else ("first_step", FirstStep())
+    if "resolve" in items and "strategy" in items:
+        raise located.error("give 'resolve' or its old name 'strategy', not both", items["strategy"][0])
+    if "resolve" in items or "strategy" in items:
+        # ``strategy`` is the old name of ``resolve`` (first_step or last_position).
+        key = "resolve" if "resolve" in items else "strategy"
+        resolve_name, policy = _parse_policy(located, items[key][1])
     strip = raw.get("strip_reasoning", parent.strip_reasoning if parent else False)
     if not isinstance(strip, bool):
         raise located.error("strip_reasoning must be true or false", items["strip_reasoning"][1])
@@ -342,7 +388,8 @@ def parse_mode(
         id=mode_id,
         description=description.strip(),
         chain=tuple(chain),
-        strategy=strategy,
+        resolve=resolve_name,
+        policy=policy,
         strip_reasoning=strip,
         weights={k: float(v) for k, v in weights.items()},
         examples=tuple(examples),

@@ -1,24 +1,33 @@
-"""The step-kind extension API: what a step reads (``Context``), what it finds (``Extraction``),
-the ``Step`` protocol and the registry of kinds that rule files name."""
+"""The step-kind extension API: what a step reads (``Context``), what it finds (``Extraction``,
+``Candidate``), the ``Step`` and ``Finder`` protocols and the registry of kinds that rule files name.
+
+A step kind is called in one of two ways, depending on the mode's resolution policy:
+
+* ``step(context) -> Extraction | None``: the step picks its own answer (``first_step``, the NeMo
+  Gym semantics: the first step in chain order that answers wins);
+* ``step.find(context) -> Sequence[Candidate]``: the step reports every statement it recognises,
+  in text order, and the policy decides (``conclusion``, ``last_position``). A kind without
+  ``find`` takes part through its ``__call__``: its one extraction becomes one candidate.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import attrs
 
 from choicebox._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox._errors import StepKindError
-from choicebox._letters import (
-    Payload,
-)
+from choicebox._features import SampleFeatures, features_of
+from choicebox._letters import Payload, fold_letters
 from choicebox._regex import DEFAULT_TIMEOUT
 
 FailureKind: TypeAlias = Literal[
     "empty",
     "no_answer",
     "ambiguous",
+    "conflicting",
     "not_an_option",
     "refusal",
     "invalid_regex",
@@ -27,21 +36,90 @@ FailureKind: TypeAlias = Literal[
     "unfinished_reasoning",
     "wrong_answer",
 ]
+FAILURE_KINDS: tuple[str, ...] = FailureKind.__args__  # type: ignore[attr-defined]
 Which: TypeAlias = Literal["first", "last"]
+PayloadReading: TypeAlias = Literal["strict", "lenient"]
+
+# What a statement found in the text is. The resolution policy decides what each one counts for.
+StatementKind: TypeAlias = Literal[
+    "commitment",  # one letter given as the answer: "The answer is (B)", "\\boxed{B}", "I'd go with B"
+    "hedge",  # several letters given as the answer: "A or B", "(A) and (C)", "(BFIJ)"
+    "retraction",  # a letter withdrawn: "The answer is (D) is incorrect", "not (B)"
+    "no_option",  # the answer is that no option is right: "The answer is none of the above"
+    "value",  # the answer given as content only: "The answer is 30%", "\\boxed{27}"
+    "stray",  # a letter closing a sentence with a choice word near it: a last resort
+    "mention",  # a letter discussed or eliminated: "Option A is wrong"
+    "unreadable",  # a labelled statement whose payload is no usable letter (see ``failure``)
+    "other_question",  # where text about another question starts: a new "Question:", a recap
+]
+# Where a candidate comes from: a labelled statement, a first-person pick, or an evaluation of an
+# option ("(C) is correct", "So, C."), which the policy treats more warily.
+Origin: TypeAlias = Literal["labelled", "pick", "evaluation"]
+
+
+class Candidate(NamedTuple):
+    """A statement a finder recognised: where it is, what it says, and what kind of statement it is.
+
+    ``start``/``end`` span the statement (label to payload end). ``letters`` are the letters it
+    names. ``final`` marks an explicit final marker ("Final answer:"); ``part`` an answer scoped
+    to one part of a multi-part question ("the answer to (a) is"). ``value`` is a value
+    statement's content, or the option-like text after a letter ("B. Bent"). ``foreign`` marks an
+    answer line whose text belongs to another question. ``settles`` marks a finding that decides
+    the verdict alone (a fast path): later steps are not run. ``failure`` says why an
+    ``unreadable`` statement names no option. ``how`` describes the reading, ``step`` is the id
+    of the chain entry that found it, ``score`` a finder's measure (for an ``other_question``
+    heading: how many of the question's words its section shares).
+    """
+
+    kind: StatementKind
+    start: int
+    end: int
+    letters: tuple[str, ...] = ()
+    final: bool = False
+    part: bool = False
+    value: str = ""
+    origin: Origin = "labelled"
+    foreign: bool = False
+    settles: bool = False
+    clean: bool = False
+    failure: FailureKind | None = None
+    how: str = ""
+    step: str = ""
+    score: int = 0
+
+    @property
+    def letter(self) -> str | None:
+        """The one letter of a commitment (or of any one-letter statement), else ``None``."""
+        return self.letters[0] if len(self.letters) == 1 else None
 
 
 class Context:
-    """What a step sees: the text to grade and the options (letter to text) it may name."""
+    """What a step sees: the text to grade, the options (letter to text) it may name, and the
+    question when the caller knows it.
+
+    Derived views are computed once, on first use, whichever steps ask: ``lowered()``,
+    ``folded`` (the text with end-of-text tokens blanked and letters of other scripts mapped to
+    Latin ones, of the same length, so positions agree with ``text``), ``low`` (``folded``
+    lowercased, or ``None`` when lowercasing would change its length), the boxes, and the
+    sample's ``features`` (cached per sample). ``window`` is the part of the text a policy
+    asks fallback finders to read; ``step_id`` the id of the chain entry being run.
+    """
 
     __slots__ = (
         "_boxes",
+        "_features",
+        "_folded",
+        "_low",
         "_lowered",
         "_present",
         "_readings",
         "answer_prefix",
         "options",
+        "question",
         "regex_timeout",
+        "step_id",
         "text",
+        "window",
     )
 
     def __init__(
@@ -51,15 +129,22 @@ class Context:
         *,
         regex_timeout: float = DEFAULT_TIMEOUT,
         answer_prefix: str | None = None,
+        question: str = "",
     ) -> None:
         self.text = text
         self.options = options
         self.regex_timeout = regex_timeout
         # A sample's own closing phrase ("Die Antwort ist"), from template_metadata.answer_prefix.
         self.answer_prefix = answer_prefix
+        self.question = question
+        self.window = (0, len(text))
+        self.step_id = ""
         self._boxes: list[Box] | None = None
         self._readings: list[tuple[Box, BoxReading]] | None = None
         self._lowered: str | None = None
+        self._folded: str | None = None
+        self._low: str | bool | None = False  # False: not computed yet
+        self._features: SampleFeatures | None = None
         self._present: dict[str, bool] = {}
 
     def lowered(self) -> str:
@@ -74,6 +159,29 @@ class Context:
         if present is None:
             present = self._present[word] = word in self.lowered()
         return present
+
+    @property
+    def folded(self) -> str:
+        """The text as the finders read it (see the class docstring); same length as ``text``."""
+        if self._folded is None:
+            self._folded = fold_letters(self.text)
+        return self._folded
+
+    @property
+    def low(self) -> str | None:
+        """``folded`` lowercased, or ``None`` when that would change its length (rare scripts)."""
+        if self._low is False:
+            folded = self.folded
+            low = self.lowered() if folded is self.text else folded.lower()
+            self._low = low if len(low) == len(folded) else None
+        return self._low  # type: ignore[return-value]
+
+    @property
+    def features(self) -> SampleFeatures:
+        """What the sample's question and options say (cached per sample)."""
+        if self._features is None:
+            self._features = features_of(self.options, self.question)
+        return self._features
 
     def box_readings(self) -> list[tuple[Box, BoxReading]]:
         """The closed, non-empty boxes with what each says, in text order, computed once."""
@@ -90,6 +198,10 @@ class Context:
         if self._boxes is None:
             self._boxes = find_boxes(self.text)
         return self._boxes
+
+    def candidate(self, kind: StatementKind, start: int, end: int, letters: tuple[str, ...] = (), **fields: Any) -> Candidate:
+        """A candidate found by the step being run (its ``step`` is this context's ``step_id``)."""
+        return Candidate(kind, start, end, letters, step=self.step_id, **fields)
 
 
 @attrs.frozen
@@ -117,8 +229,15 @@ class Step(Protocol):
     def __call__(self, context: Context, /) -> Extraction | None: ...
 
 
-# Bound to the protocol, so a type checker rejects a class whose instances are no ``Step``. The
-# runtime checks below (an attrs class, callable instances) still guard callers that are not typed.
+@runtime_checkable
+class Finder(Protocol):
+    """A step that reports every statement it recognises, in text order (see the module docstring)."""
+
+    def find(self, context: Context, /) -> Sequence[Candidate]: ...
+
+
+# Bound to the protocol, so a type checker rejects a class whose instances are no ``Step``; the
+# runtime checks below catch the same mistakes (and a class that is not attrs) for untyped callers.
 StepT = TypeVar("StepT", bound=type[Step])
 _KINDS: dict[str, type[Any]] = {}
 
@@ -190,3 +309,59 @@ def _from_payload(
     return None
 
 
+
+
+def candidate_of(found: Extraction, step: str) -> Candidate:
+    """The candidate an extraction stands for: how a step without ``find`` takes part in a
+    policy that weighs candidates."""
+    if found.letter is not None:
+        return Candidate(
+            "commitment", found.position, found.position, (found.letter,), clean=found.clean,
+            how=found.detail, step=step,
+        )  # fmt: skip
+    if found.failure == "ambiguous":
+        return Candidate("hedge", found.position, found.position, how=found.detail, step=step)
+    return Candidate(
+        "unreadable", found.position, found.position, failure=found.failure or "no_answer",
+        how=found.detail, step=step,
+    )  # fmt: skip
+
+
+def extraction_of(candidate: Candidate) -> Extraction | None:
+    """What a step reports for its chosen candidate under ``first_step``."""
+    letter = candidate.letter
+    if candidate.kind == "commitment" and letter is not None:
+        return Extraction(letter, position=candidate.start, clean=candidate.clean, detail=candidate.how)
+    if candidate.kind == "hedge":
+        listed = ", ".join(candidate.letters)
+        return Extraction(
+            None,
+            failure="ambiguous",
+            detail=f"{candidate.how} lists several letters: {listed}" if listed else candidate.how,
+            position=candidate.start,
+        )
+    if candidate.kind == "unreadable" and candidate.failure is not None:
+        return Extraction(
+            None, failure=candidate.failure, detail=candidate.how, position=candidate.start,
+            final=False,
+        )  # fmt: skip
+    return None
+
+
+def payload_candidate(
+    context: Context, payload: Payload, *, start: int, end: int, clean: bool, detail: str
+) -> Candidate | None:
+    """The candidate a string payload reading stands for (``None`` when it names nothing)."""
+    if payload.kind == "letter":
+        assert payload.letter is not None
+        return context.candidate(
+            "commitment", start, end, (payload.letter,), clean=clean, how=f"{detail} ({payload.how})"
+        )
+    if payload.kind == "ambiguous":
+        return context.candidate("hedge", start, end, payload.letters, how=detail)
+    if payload.kind == "not_an_option":
+        return context.candidate(
+            "unreadable", start, end, (payload.letter or "",), failure="not_an_option",
+            how=f"{detail} names {payload.letter!r}, which is not an option",
+        )  # fmt: skip
+    return None

@@ -1,4 +1,4 @@
-"""The ``answer_line`` step kind: a labelled line such as ``Answer: B`` or ``The answer is (B)``."""
+"""The ``answer_line`` step kind: a labelled line such as ``Answer: B`` or ``**Answer:** (B)``."""
 
 from __future__ import annotations
 
@@ -11,12 +11,19 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from choicebox._errors import ParameterError
-from choicebox._letters import (
-    match_option_text,
-    read_payload,
-)
+from choicebox._letters import match_option_text, read_payload
 
-from ._api import Context, Extraction, Which, _answer, _from_payload, register_step_kind
+from ._api import (
+    Candidate,
+    Context,
+    Extraction,
+    PayloadReading,
+    Which,
+    _answer,
+    _from_payload,
+    candidate_of,
+    register_step_kind,
+)
 
 # --- answer lines --------------------------------------------------------------------------------
 
@@ -28,32 +35,38 @@ def _labels(value: str | Sequence[str]) -> tuple[str, ...]:
     return labels
 
 
+def _check_last_capital(instance: AnswerLine, attribute: attrs.Attribute[bool], value: bool) -> None:
+    if value and instance.payload == "strict":
+        raise ParameterError(
+            "last_capital", "last_capital reads lenient payloads only; drop it or use payload: lenient"
+        )
+
+
 @register_step_kind("answer_line")
 @attrs.frozen(kw_only=True)
 class AnswerLine:
     """An ``Answer: X`` line: a label, a colon, and a payload to the end of the line.
 
     ``labels`` are literal phrases (data, never regexes: ``Answer``, ``Final answer``, ``答案``);
-    ``markdown`` allows ``**Answer:** B`` and ``__Answer__: B`` decorations; ``which`` picks the
-    first or last line; ``fallback`` walks back past lines whose payload names nothing usable.
-    ``strict_payload`` accepts only a lone letter or an option's exact text (the legacy
-    ``lenient_answer_colon`` reading); otherwise payloads are read leniently (``(B)``, ``$D$``,
-    ``B) text``, ``option B``) and lists such as ``A/B`` are ambiguous. ``colon_optional`` makes
-    the colon optional, for phrase labels such as ``the answer is`` or ``答えは``; ``word_start``
-    requires the label to start a word. ``sample_prefix``
-    also reads the payload after the sample's own ``answer_prefix`` (nemo-gym 0.7.0's localised
-    closing phrases, e.g. ``答えは``), with the text NFKC-normalised.
+    ``markdown`` allows ``**Answer:** B`` and ``__Answer__: B`` decorations; ``word_start``
+    requires the label to start a word. The payload is read as every payload-reading kind reads
+    it: ``payload: lenient`` (the default) accepts ``(B)``, ``$D$``, ``B) text``, ``option B``,
+    an option's text, and calls lists such as ``A/B`` ambiguous; ``payload: strict`` accepts only
+    a lone letter or an option's exact text (the legacy ``lenient_answer_colon``).
+    ``last_capital`` (lenient only) also takes the payload's last standalone capital letter, as
+    nemo-gym's markdown reading does. ``which`` picks the first or last line; ``fallback`` walks
+    on past lines whose payload names nothing usable; ``lowercase`` accepts ``b`` for ``B``.
+    ``sample_prefix`` also reads the payload after the sample's own ``answer_prefix``
+    (nemo-gym 0.7.0's localised closing phrases, e.g. ``答えは``), with the text NFKC-normalised.
     """
 
     labels: tuple[str, ...] = attrs.field(default=("answer",), converter=_labels)
     markdown: bool = False
+    word_start: bool = False
+    payload: PayloadReading = "lenient"
+    last_capital: bool = attrs.field(default=False, validator=_check_last_capital)
     which: Which = "last"
     fallback: bool = False
-    strict_payload: bool = False
-    colon_optional: bool = False
-    word_start: bool = False
-    option_text: bool = True
-    last_letter: bool = True
     lowercase: bool = True
     sample_prefix: bool = False
     # One pattern per label, each starting with the label's literal lowercase text, run over
@@ -69,12 +82,14 @@ class AnswerLine:
 
     def __attrs_post_init__(self) -> None:
         deco = r"[*_]{0,2}" if self.markdown else ""
-        separator = r"\s*[:：]?" if self.colon_optional else r"\s*[:：]"
+        # The blanks before the colon are possessive: a label followed by 20,000 blank lines
+        # and no colon fails in one pass. The run after the colon gives back only what the
+        # payload needs, once: linear.
         after = r"[*_\s]*" if self.markdown else r"\s*"
-        tail = rf"{deco}{separator}{after}([^\n]+)"
+        tail = rf"{deco}\s*+[:：]{after}([^\n]+)"
         lowered = sorted({label.lower() for label in self.labels}, key=len, reverse=True)
         # Each label is looked for by one of its words, chosen so that labels share words
-        # ("answer" for "final answer" and "answer is"): one ``in`` test serves them all.
+        # ("answer" for "final answer"): one ``in`` test serves them all.
         counts = Counter(word for label in lowered for word in set(label.split()))
         per_label = tuple(
             (
@@ -97,8 +112,8 @@ class AnswerLine:
                 before -= 1
         return before < 0 or not text[before].isalnum()
 
-    def _scan(self, context: Context, start: int, stop: int) -> list[tuple[int, str]]:
-        """(position, payload) of every labelled line starting in ``text[start:stop]``."""
+    def _scan(self, context: Context, start: int, stop: int) -> list[tuple[int, int, str]]:
+        """(position, payload end, payload) of every labelled line starting in ``text[start:stop]``."""
         text = context.text
         # Reach past ``stop`` so a label near the end can take its payload from the next lines.
         reach = text.find("\n", min(len(text), stop + 256))
@@ -122,7 +137,7 @@ class AnswerLine:
                 matches.sort(key=lambda m: m.start())
         else:
             matches = list(self._folded.finditer(chunk))
-        found: list[tuple[int, str]] = []
+        found: list[tuple[int, int, str]] = []
         taken = -1
         for match in matches:
             position = start + match.start()
@@ -133,10 +148,10 @@ class AnswerLine:
             if self.word_start and not self._starts_word(text, position):
                 continue
             taken = match.end(1)
-            found.append((position, chunk[match.start(1) : match.end(1)]))
+            found.append((position, start + match.end(1), chunk[match.start(1) : match.end(1)]))
         return found
 
-    def _payloads(self, context: Context, prefix: str | None) -> Iterator[tuple[int, str]]:
+    def _payloads(self, context: Context, prefix: str | None) -> Iterator[tuple[int, int, str]]:
         """Labelled payloads in reading order: from the end backwards when ``which`` is last.
 
         Scanning backwards in growing chunks of whole lines makes the common case (the answer
@@ -145,7 +160,7 @@ class AnswerLine:
         text = context.text
         if prefix:
             found = self._scan(context, 0, len(text))
-            found += [(m.start(), m.group(1)) for m in _prefix_regex(prefix).finditer(text)]
+            found += [(m.start(), m.end(1), m.group(1)) for m in _prefix_regex(prefix).finditer(text)]
             found.sort()
             yield from (reversed(found) if self.which == "last" else found)
             return
@@ -160,7 +175,7 @@ class AnswerLine:
             yield from reversed(self._scan(context, start, stop))
             stop, size = start, size * 4
 
-    def __call__(self, context: Context) -> Extraction | None:
+    def _prefixed(self, context: Context) -> tuple[Context, str | None]:
         prefix = context.answer_prefix if self.sample_prefix else None
         if prefix:
             context = Context(
@@ -168,23 +183,28 @@ class AnswerLine:
                 context.options,
                 regex_timeout=context.regex_timeout,
             )
+        return context, prefix
+
+    def _read(self, payload: str, context: Context, position: int) -> Extraction | None:
+        if self.payload == "strict":
+            return self._strict(payload, context, position)
+        return _from_payload(
+            read_payload(
+                payload,
+                context.options,
+                last_letter=self.last_capital,
+                lowercase=self.lowercase,
+            ),
+            position=position,
+            clean=True,
+            detail="answer line",
+        )
+
+    def __call__(self, context: Context) -> Extraction | None:
+        context, prefix = self._prefixed(context)
         kept: Extraction | None = None
-        for position, payload in self._payloads(context, prefix):
-            if self.strict_payload:
-                found = self._strict(payload, context, position)
-            else:
-                found = _from_payload(
-                    read_payload(
-                        payload,
-                        context.options,
-                        option_text=self.option_text,
-                        last_letter=self.last_letter,
-                        lowercase=self.lowercase,
-                    ),
-                    position=position,
-                    clean=True,
-                    detail="answer line",
-                )
+        for position, _, payload in self._payloads(context, prefix):
+            found = self._read(payload, context, position)
             if not self.fallback:
                 return found
             if found is None:
@@ -193,6 +213,18 @@ class AnswerLine:
                 return found
             kept = kept or attrs.evolve(found, final=False)
         return kept
+
+    def find(self, context: Context) -> Sequence[Candidate]:
+        """Every labelled line that names something, in text order."""
+        step = context.step_id
+        read, prefix = self._prefixed(context)
+        lines = self._scan(read, 0, len(read.text)) if not prefix else sorted(self._payloads(read, prefix))
+        found = []
+        for position, end, payload in lines:
+            extraction = self._read(payload, read, position)
+            if extraction is not None:
+                found.append(candidate_of(extraction, step)._replace(end=end))
+        return found
 
     def _strict(self, payload: str, context: Context, position: int) -> Extraction | None:
         candidate = payload.strip()
@@ -215,7 +247,7 @@ class AnswerLine:
 @functools.lru_cache(maxsize=256)
 def _prefix_regex(prefix: str) -> re.Pattern[str]:
     # The prefix is row data: escaped, so it is matched literally and can never be a pattern.
+    # The optional colon's blanks are possessive so a prefix followed only by blank lines fails
+    # in one pass (``\s*[:：]?\s*`` tries every split of them).
     literal = re.escape(unicodedata.normalize("NFKC", prefix).strip())
-    return re.compile(rf"{literal}\s*[:：]?\s*([^\n]+)", re.IGNORECASE)
-
-
+    return re.compile(rf"{literal}(?:\s*+[:：])?\s*+([^\n]+)", re.IGNORECASE)

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 import attrs
 
-from choicebox._boxed import BoxReading
+from choicebox._boxed import Box, BoxReading
 from choicebox._letters import (
     match_option_text,
     normalise_option_text,
 )
+from choicebox._payload import read_at
 
-from ._api import Context, Extraction, Which, _answer, register_step_kind
+from ._api import (
+    Candidate,
+    Context,
+    Extraction,
+    PayloadReading,
+    Which,
+    _answer,
+    register_step_kind,
+)
 
 # --- boxes ---------------------------------------------------------------------------------------
 
@@ -59,6 +68,43 @@ def _box_hedge(context: Context, chosen_start: int, letter: str) -> tuple[str, .
     return distinct if len(distinct) > 1 else ()
 
 
+def _said(reading: BoxReading, options: Mapping[str, str]) -> tuple[str, ...]:
+    """What one box says, for telling whether boxes joined as a hedge say different things."""
+    if reading.kind == "letters":
+        return tuple(letter.upper() for letter in reading.letters)
+    letter = _letter_of(reading)
+    if letter is not None:
+        return (letter.upper(),)
+    return (match_option_text(reading.raw, options) or reading.raw,)
+
+
+def _hedged(context: Context) -> dict[int, tuple[str, ...]]:
+    """Box start -> the distinct things said by its hedge group, for boxes joined by hedge words
+    to boxes that say something else. One pass over the boxes and the gaps between them."""
+    boxes = context.box_readings()
+    hedged: dict[int, tuple[str, ...]] = {}
+    group: list[int] = [0] if boxes else []
+    for index in range(1, len(boxes) + 1):
+        joined = index < len(boxes) and (
+            _HEDGE_RE.fullmatch(context.text, boxes[index - 1][0].end, boxes[index][0].start) is not None
+        )
+        if joined:
+            group.append(index)
+            continue
+        if len(group) > 1:
+            said = tuple(
+                dict.fromkeys(x for i in group for x in _said(boxes[i][1], context.options))
+            )
+            if len(said) > 1:
+                for i in group:
+                    hedged[boxes[i][0].start] = said
+        group = [index]
+    return hedged
+
+
+_BARE_BOX: Final = re.compile(r"\\(?:boxed|fbox)[ \t]++(?=[(\[]?[A-Za-z]\b)")
+
+
 def _letter_of(reading: BoxReading) -> str | None:
     if reading.kind in ("letter", "labelled") and reading.letters:
         return reading.letters[0]
@@ -75,22 +121,26 @@ def _labelled_is_option_text(reading: BoxReading, options: Mapping[str, str]) ->
 class BoxedLetter:
     """The letter in a ``\\boxed{}`` or ``\\fbox{}``, in any wrapper.
 
-    Reads a bare letter, a wrapped one (``\\text{}``, ``\\textbf{}``, ``(B)``, ``[B]``, ...) and,
-    with ``labels``, a labelled choice (``C: text``). Empty and unclosed boxes are skipped, and so
-    are boxes holding no letter. A box listing several letters, or boxes joined as a hedge
-    (``\\boxed{A} or \\boxed{B}``), are ambiguous. ``which`` picks the first or last lettered box.
+    Reads a bare letter and a wrapped one (``\\text{}``, ``\\textbf{}``, ``(B)``, ``[B]``, ...);
+    ``payload: lenient`` (the default) also reads a labelled choice (``C: text``), ``strict`` does
+    not. Empty and unclosed boxes are skipped, and so are boxes holding no letter. A box listing
+    several letters, or boxes joined as a hedge (``\\boxed{A} or \\boxed{B}``), are ambiguous.
+    ``which`` picks the first or last lettered box; ``lowercase`` accepts ``\\boxed{b}``.
+    ``bare`` also reads ``\\boxed B`` (a box command followed by a bare letter, no braces).
+    Reporting candidates (``find``), a box that holds no letter is a value (``\\boxed{27}``).
     """
 
     which: Which = "last"
-    labels: bool = True
+    payload: PayloadReading = "lenient"
     lowercase: bool = True
+    bare: bool = False
 
     def __call__(self, context: Context) -> Extraction | None:
         lettered: list[tuple[int, int, BoxReading]] = []
         for box, reading in context.box_readings():
             if reading.kind in ("letters", "letter") or (
                 reading.kind == "labelled"
-                and self.labels
+                and self.payload == "lenient"
                 and not _labelled_is_option_text(reading, context.options)
             ):
                 lettered.append((box.start, box.end, reading))
@@ -131,6 +181,63 @@ class BoxedLetter:
             clean=len(lettered) == 1 and reading.kind == "letter",
             detail="boxed letter",
         )
+
+
+    def find(self, context: Context) -> Sequence[Candidate]:
+        """Every box, in text order: letters, hedges, and values (a box holding no letter)."""
+        found: list[Candidate] = []
+        readings = context.box_readings()
+        if readings:
+            hedged = _hedged(context)
+            lettered = sum(1 for _, r in readings if r.kind in ("letter", "labelled", "letters"))
+            for box, reading in readings:
+                candidate = self._candidate(context, box, reading, hedged, lettered)
+                if candidate is not None:
+                    found.append(candidate)
+        if self.bare and "\\" in context.text:
+            found += self._bare(context)
+            found.sort(key=lambda c: c.start)
+        return found
+
+    def _candidate(
+        self,
+        context: Context,
+        box: Box,
+        reading: BoxReading,
+        hedged: dict[int, tuple[str, ...]],
+        lettered: int,
+    ) -> Candidate | None:
+        if box.start in hedged:
+            return context.candidate("hedge", box.start, box.end, hedged[box.start], how="hedged boxes")
+        if reading.kind == "letters":
+            letters = tuple(dict.fromkeys(x.upper() for x in reading.letters))
+            return context.candidate("hedge", box.start, box.end, letters, how="a box listing several letters")
+        letter = _letter_of(reading)
+        if letter is None or (
+            reading.kind == "labelled"
+            and (self.payload == "strict" or _labelled_is_option_text(reading, context.options))
+        ):
+            return context.candidate("value", box.start, box.end, value=reading.raw, how="a box holding no letter")
+        if letter.islower() and not self.lowercase:
+            return None
+        return context.candidate(
+            "commitment", box.start, box.end, (letter.upper(),), how="boxed letter",
+            clean=lettered == 1 and reading.kind == "letter",
+        )  # fmt: skip
+
+    @staticmethod
+    def _bare(context: Context) -> list[Candidate]:
+        found = []
+        text = context.folded
+        for match in _BARE_BOX.finditer(text):
+            reading = read_at(text, match.end(), min(len(text), match.end() + 12))
+            if reading.kind == "letter":
+                found.append(
+                    context.candidate(
+                        "commitment", match.start(), reading.end, reading.letters, how="a box command before a bare letter"
+                    )
+                )
+        return found
 
 
 @register_step_kind("boxed_option_text")
@@ -185,6 +292,17 @@ class BoxedOptionText:
                 position=box.start,
             )
         return None
+
+    def find(self, context: Context) -> Sequence[Candidate]:
+        """Every box whose text is exactly one option's text."""
+        found = []
+        for box, reading in context.box_readings():
+            letter = match_option_text(reading.raw, context.options)
+            if letter is not None:
+                found.append(
+                    context.candidate("commitment", box.start, box.end, (letter,), how="option text in a box")
+                )
+        return found
 
 
 @functools.lru_cache(maxsize=4096)

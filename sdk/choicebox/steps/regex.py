@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final
 
 import attrs
 
@@ -16,11 +16,19 @@ from choicebox._letters import (
 )
 from choicebox._regex import FLAG_NAMES, RegexTimeout, compile_pattern, flags_from_names
 
-from ._api import Context, Extraction, Which, _answer, _from_payload, register_step_kind
+from ._api import (
+    Candidate,
+    Context,
+    Extraction,
+    PayloadReading,
+    Which,
+    _answer,
+    _from_payload,
+    candidate_of,
+    register_step_kind,
+)
 
 # --- regexes -------------------------------------------------------------------------------------
-
-PayloadKind: TypeAlias = Literal["letter", "option_text", "answer"]
 
 
 def _as_patterns(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -53,10 +61,11 @@ _LETTER_CAPTURE_RE: Final = re.compile(r"^[\s(\[*$]*([A-Za-z])[\s)\]*$.]*$")
 class RegexStep:
     """A regular expression whose capture holds the answer; patterns are tried in order.
 
-    ``which`` picks the first or the last (rightmost) match. The capture is ``group`` when given,
-    else the group named ``answer``, else the last group that took part in the match. ``payload``
-    says how to read it: ``letter`` (a lone letter, or else an option's exact text), ``option_text``
-    (an option's text), or ``answer`` (a free answer payload: wrappers, lists, labels). A single
+    ``which`` picks the first or the last (rightmost) match; ``fallback`` walks on past matches
+    whose capture names nothing usable. The capture is ``group`` when given, else the group named
+    ``answer``, else the last group that took part in the match. It is read as every
+    payload-reading kind reads it: ``payload: lenient`` (the default: wrappers, lists, labels,
+    an option's text) or ``strict`` (a lone letter, or else an option's exact text). A single
     letter that runs on into a word (the ``d`` of "definitely" under ``ignorecase``) is no answer.
     Patterns run on a time-bounded engine.
     """
@@ -66,8 +75,9 @@ class RegexStep:
     )
     pattern: tuple[str, ...] = attrs.field(converter=_as_patterns, validator=_check_patterns)
     which: Which = "last"
+    fallback: bool = False
     group: int | str | None = None
-    payload: PayloadKind = "letter"
+    payload: PayloadReading = "lenient"
     lowercase: bool = True
 
     def __call__(self, context: Context) -> Extraction | None:
@@ -76,10 +86,23 @@ class RegexStep:
             flags_from_names(self.flags),
             context,
             which=self.which,
+            fallback=self.fallback,
             group=self.group,
             payload=self.payload,
             lowercase=self.lowercase,
         )
+
+    def find(self, context: Context) -> Sequence[Candidate]:
+        """Every match of every pattern that names something, in text order."""
+        found: list[Candidate] = []
+        flags = flags_from_names(self.flags)
+        for source in self.pattern:
+            for extraction in _readings(
+                source, flags, context, group=self.group, payload=self.payload, lowercase=self.lowercase
+            ):
+                found.append(candidate_of(extraction, context.step_id))
+        found.sort(key=lambda c: c.start)
+        return found
 
 
 def run_patterns(
@@ -88,16 +111,22 @@ def run_patterns(
     context: Context,
     *,
     which: Which = "last",
+    fallback: bool = True,
     group: int | str | None = None,
-    payload: PayloadKind = "letter",
+    payload: PayloadReading = "strict",
     lowercase: bool = True,
 ) -> Extraction | None:
-    """Try ``patterns`` in order; the first answer wins, else the first problem met."""
+    """Try ``patterns`` in order; the first answer wins, else the first problem met.
+
+    The defaults are the template regex's (``template_metadata.output_regex``): the rightmost
+    match whose capture is a letter or an option's exact text.
+    """
     kept: Extraction | None = None
     for source in patterns:
         found = _run_pattern(
-            source, flags, context, which=which, group=group, payload=payload, lowercase=lowercase
-        )
+            source, flags, context, which=which, fallback=fallback, group=group, payload=payload,
+            lowercase=lowercase,
+        )  # fmt: skip
         if found is None:
             continue
         if found.letter is not None or found.final:
@@ -125,48 +154,83 @@ def _run_pattern(
     context: Context,
     *,
     which: Which,
+    fallback: bool,
     group: int | str | None,
-    payload: PayloadKind,
+    payload: PayloadReading,
     lowercase: bool,
 ) -> Extraction | None:
-    """One pattern: its best finding over the text."""
+    """One pattern: its chosen finding over the text."""
     compiled = compile_pattern(source, flags)
     if compiled.error is not None:
         return Extraction(None, failure="invalid_regex", detail=compiled.error, final=False)
-    text = context.text
     try:
-        matches = compiled.finditer(text, context.regex_timeout)
+        matches = compiled.finditer(context.text, context.regex_timeout)
     except RegexTimeout as exc:
         return Extraction(None, failure="regex_timeout", detail=str(exc), final=False)
     ordered = reversed(matches) if which == "last" else iter(matches)
     for match in ordered:
-        captured, start = _capture(match, group)
-        if captured is None:
-            continue
-        detail = f"pattern {source!r}"
-        if payload == "answer":
-            found = _from_payload(
-                read_payload(captured, context.options, lowercase=lowercase),
-                position=start,
-                clean=True,
-                detail=detail,
-            )
-            if found is not None:
-                return found
-            continue
-        if payload == "letter":
-            letter_match = _LETTER_CAPTURE_RE.match(localise_letters(captured))
-            if letter_match is not None:
-                end = start + len(captured)
-                if end < len(text) and text[end].isalpha() and len(captured.strip()) == 1:
-                    continue  # the letter starts a word: "answer is definitely ..."
-                letter = letter_match.group(1)
-                if letter.islower() and not lowercase:
-                    continue
-                return _answer(context, letter.upper(), position=start, clean=True, detail=detail)
-        by_text = match_option_text(captured, context.options, punctuation=False, numeric=False)
-        if by_text is not None:
-            return Extraction(by_text, position=start, clean=True, detail=f"{detail} (option text)")
+        found = _read_match(match, source, context, group=group, payload=payload, lowercase=lowercase)
+        if found is not None or not fallback:
+            return found
     return None
 
 
+def _readings(
+    source: str,
+    flags: int,
+    context: Context,
+    *,
+    group: int | str | None,
+    payload: PayloadReading,
+    lowercase: bool,
+) -> list[Extraction]:
+    """What every match of one pattern says, in text order (problems included)."""
+    compiled = compile_pattern(source, flags)
+    if compiled.error is not None:
+        return [Extraction(None, failure="invalid_regex", detail=compiled.error, final=False)]
+    try:
+        matches = compiled.finditer(context.text, context.regex_timeout)
+    except RegexTimeout as exc:
+        return [Extraction(None, failure="regex_timeout", detail=str(exc), final=False)]
+    found = []
+    for match in matches:
+        extraction = _read_match(match, source, context, group=group, payload=payload, lowercase=lowercase)
+        if extraction is not None:
+            found.append(extraction)
+    return found
+
+
+def _read_match(
+    match: Any,
+    source: str,
+    context: Context,
+    *,
+    group: int | str | None,
+    payload: PayloadReading,
+    lowercase: bool,
+) -> Extraction | None:
+    captured, start = _capture(match, group)
+    if captured is None:
+        return None
+    detail = f"pattern {source!r}"
+    if payload == "lenient":
+        return _from_payload(
+            read_payload(captured, context.options, lowercase=lowercase),
+            position=start,
+            clean=True,
+            detail=detail,
+        )
+    text = context.text
+    letter_match = _LETTER_CAPTURE_RE.match(localise_letters(captured))
+    if letter_match is not None:
+        end = start + len(captured)
+        if end < len(text) and text[end].isalpha() and len(captured.strip()) == 1:
+            return None  # the letter starts a word: "answer is definitely ..."
+        letter = letter_match.group(1)
+        if letter.islower() and not lowercase:
+            return None
+        return _answer(context, letter.upper(), position=start, clean=True, detail=detail)
+    by_text = match_option_text(captured, context.options, punctuation=False, numeric=False)
+    if by_text is not None:
+        return Extraction(by_text, position=start, clean=True, detail=f"{detail} (option text)")
+    return None

@@ -9,13 +9,23 @@ from typing import Final, Literal, TypeAlias
 import attrs
 
 from choicebox._errors import ParameterError
+from choicebox._features import norm_text
 from choicebox._letters import (
     Payload,
     match_option_text,
     read_payload,
 )
 
-from ._api import Context, Extraction, _from_payload, register_step_kind
+from ._api import (
+    Candidate,
+    Context,
+    Extraction,
+    PayloadReading,
+    _from_payload,
+    candidate_of,
+    payload_candidate,
+    register_step_kind,
+)
 
 # --- whole-output readings -----------------------------------------------------------------------
 
@@ -85,6 +95,13 @@ class OptionTextStep:
                 return listed
         return Extraction(letter, position=position, detail="the output is an option's text")
 
+    def find(self, context: Context) -> Sequence[Candidate]:
+        found = self(context)
+        if found is None:
+            return []
+        end = len(context.text.rstrip())
+        return [candidate_of(found, context.step_id)._replace(end=end)]
+
 
 @register_step_kind("standalone_letter")
 @attrs.frozen(kw_only=True)
@@ -93,14 +110,30 @@ class StandaloneLetter:
 
     With ``anywhere`` the last standalone capital option letter anywhere in the text counts
     (lm-eval's flexible fallback); it can be fooled by an echoed question, so no built-in mode
-    uses it. A line that lists an option (``A: text``) is never read as an answer.
+    uses it. A line that lists an option (``A: text``) is never read as an answer, except, with
+    ``own_text`` and ``scope: whole``, a whole output that is a letter followed by that option's
+    own text (``B) beta``, ``B: beta``). ``lowercase`` accepts ``b`` for ``B``.
     """
 
     scope: Scope = "last_line"
     anywhere: bool = False
-    lowercase: bool = False
+    own_text: bool = False
+    lowercase: bool = True
+
+    def find(self, context: Context) -> Sequence[Candidate]:
+        found = self(context)
+        if found is None:
+            return []
+        candidate = candidate_of(found, context.step_id)
+        end = len(context.text.rstrip())
+        origin = "labelled" if self.scope == "whole" and not self.anywhere else "evaluation"
+        return [candidate._replace(end=end if not self.anywhere else candidate.start + 1, origin=origin)]
 
     def __call__(self, context: Context) -> Extraction | None:
+        if self.own_text and self.scope == "whole":
+            whole = _whole_letter(context, lowercase=self.lowercase)
+            if whole is not None:
+                return whole
         if self.anywhere:
             for match in reversed(list(_STANDALONE_CAPITAL_RE.finditer(context.text))):
                 if match.group(1) in context.options:
@@ -136,6 +169,37 @@ class StandaloneLetter:
 
 
 _STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])")
+_WHOLE_MAX: Final = 300
+_WHOLE_LETTER: Final = re.compile(
+    r"[\s*_`$\"'(\[]*+(?:(?:option|choice|answer)\s*+[:#]?\s*+)?[(\[]?(?P<letter>[A-Za-z])"
+    r"(?:[)\].:]|\s*+[-–—])?[*_`$\"')\]]*+\s*+(?P<rest>.*)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _whole_letter(context: Context, *, lowercase: bool) -> Extraction | None:
+    """The whole output is a letter, alone or followed by its own option's text ("B) beta")."""
+    body = context.text.strip()
+    if len(body) > _WHOLE_MAX:
+        return None
+    match = _WHOLE_LETTER.fullmatch(body)
+    if match is None:
+        return None
+    letter, rest = match["letter"], match["rest"].strip()
+    if letter.islower() and not lowercase:
+        return None
+    if rest and letter in "aI" and not rest[:1].isupper():
+        return None  # "a car", "I think": English words
+    upper = letter.upper()
+    if rest and (upper not in context.options or norm_text(rest) != norm_text(context.options[upper])):
+        return None
+    if upper not in context.options:
+        return Extraction(
+            None, failure="not_an_option", detail=f"the output is the letter {upper!r}, which is not an option",
+            final=False,
+        )  # fmt: skip
+    how = "the output is a letter and its option's text" if rest else "the output is a letter"
+    return Extraction(upper, position=context.text.find(letter), detail=how)
 
 
 def _tags(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -153,11 +217,43 @@ class TaggedAnswer:
     """The content of the last ``<answer>...</answer>``-style tag pair: a letter or option text.
 
     ``tags`` are the element names to read (``answer``, ``solution``, ``choice``); the content is
-    read as an answer payload, so ``<answer>(B)</answer>``, ``<choice>option text</choice>`` and
-    ``<answer>A or B</answer>`` (ambiguous) are all understood.
+    read as every payload-reading kind reads it: ``payload: lenient`` (the default) understands
+    ``<answer>(B)</answer>``, ``<choice>option text</choice>`` and ``<answer>A or B</answer>``
+    (ambiguous); ``strict`` only a lone letter.
     """
 
     tags: tuple[str, ...] = attrs.field(default=("answer",), converter=_tags)
+    payload: PayloadReading = "lenient"
+
+    def find(self, context: Context) -> Sequence[Candidate]:
+        """Every tag pair of ``tags`` that names something, in text order."""
+        if "</" not in context.text:
+            return []
+        lowered = context.lowered()
+        if len(lowered) != len(context.text):
+            return []
+        found = []
+        for tag in self.tags:
+            opener, closer = f"<{tag}>", f"</{tag}>"
+            at = lowered.find(opener)
+            while at != -1:
+                start = at + len(opener)
+                close = lowered.find(closer, start, start + 2000 + len(closer))
+                if close == -1:
+                    at = lowered.find(opener, start)
+                    continue
+                content = context.text[start:close]
+                payload = read_payload(content, context.options, last_letter=False)
+                if self.payload == "strict" and not (len(content.strip()) == 1 and content.strip().isalpha()):
+                    payload = Payload("none")
+                candidate = payload_candidate(
+                    context, payload, start=at, end=close + len(closer), clean=True, detail="a tagged answer"
+                )
+                if candidate is not None:
+                    found.append(candidate)
+                at = lowered.find(opener, close)
+        found.sort(key=lambda c: c.start)
+        return found
 
     def __call__(self, context: Context) -> Extraction | None:
         if "</" not in context.text:
@@ -180,6 +276,8 @@ class TaggedAnswer:
         position, start, end = best
         content = context.text[start:end]
         if len(content) > 2000:
+            return None
+        if self.payload == "strict" and not (len(content.strip()) == 1 and content.strip().isalpha()):
             return None
         return _from_payload(
             read_payload(content, context.options, last_letter=False),

@@ -1,0 +1,621 @@
+"""The ``conclusion`` resolution policy: which letter a response finally commits to.
+
+It applies the rules of a careful human grader to the statements the mode's steps found, in text
+order (the grader's rules, with the examples they were written from, are in the README's
+"Soundness" section):
+
+1. Scope: text about other questions is dropped (a new "Question:" heading, a recap of other
+   answers, another question's options, an answer line that gives another question's option).
+2. An explicit final marker ("Final answer:") wins over everything before it; a correction
+   ("(D) is incorrect") withdraws the letter it names.
+3. The final run: the last statement and those joined to it by nothing but filler words. A hedge
+   there ("A or B") is ``ambiguous``; several different letters are ``conflicting``; an earlier
+   hedge that holds the final letter is narrowed by it.
+4. An earlier, different commitment with reasoning in between is revised by the later one,
+   unless the answers belong to different parts of a multi-part question (``conflicting``).
+5. A response cut off while answering one part of several, or while reviewing options, commits
+   to nothing.
+6. With no letter statement at all: a value that equals exactly one option's content, then the
+   mode's fallback steps (``when: no_commitment``: stray letters, a closing result).
+
+The vocabularies (filler words, correction and revision cues, part markers, no-option phrases)
+are parameters in the mode's YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from ._payload import BRACKETED_LETTER
+from ._resolution import (
+    Outcome,
+    Resolution,
+    Ruling,
+    _extraction,
+    applicable,
+    register_policy,
+    run_step,
+)
+from .steps import Candidate, Context, Extraction
+from .steps._vocab import alternation, words_param
+
+if TYPE_CHECKING:
+    from ._modes import ChainEntry
+
+__all__ = ["Conclusion"]
+
+_GAP_WORD: Final = re.compile(r"[A-Za-z]{2,}")
+_LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
+_STATED: Final = ("commitment", "hedge")
+_LINE_LEVEL_MAX: Final = 300
+
+
+class _Fates:
+    """What the resolution did with each candidate, recorded as it goes."""
+
+    __slots__ = ("notes",)
+
+    def __init__(self) -> None:
+        self.notes: dict[int, tuple[Outcome, str]] = {}
+
+    def mark(self, candidates: Sequence[Candidate], outcome: Outcome, note: str = "") -> None:
+        for candidate in candidates:
+            self.notes.setdefault(id(candidate), (outcome, note))
+
+    def rulings(
+        self, candidates: Sequence[Candidate], chosen: Candidate | None
+    ) -> tuple[Ruling, ...]:
+        out = []
+        for candidate in candidates:
+            if candidate is chosen:
+                out.append(Ruling(candidate, "chosen"))
+                continue
+            outcome, note = self.notes.get(id(candidate), ("ignored", ""))
+            out.append(Ruling(candidate, outcome, note))
+        return tuple(out)
+
+
+@register_policy("conclusion")
+@attrs.frozen(kw_only=True)
+class Conclusion:
+    """The policy of the module docstring. Its parameters (YAML, under ``resolve:``):
+
+    ``fillers``: words that may stand between statements of one run ("the", "so", "answer");
+    ``run_gap_words`` more words than that make reasoning, not a run, as does a gap longer than
+    ``run_gap_chars``; ``correction_cues`` in a gap ("however", "wait") also end a run;
+    ``revision_cues`` between two answers of a multi-part question say the later revises the
+    earlier; ``part_words`` ("part", "statement") and ``later_parts`` ("for the second part")
+    mark the parts of a response; ``opening_boilerplate`` may precede an opening answer within
+    ``opening_words`` words; ``no_option_statements`` ("none of the options") cancel a stray
+    letter before them; a response cut off after more than ``cut_off_words`` words of
+    unanswered work on a multi-part question commits to nothing.
+    """
+
+    fillers: tuple[str, ...] = attrs.field(converter=words_param("fillers"))
+    correction_cues: tuple[str, ...] = attrs.field(converter=words_param("correction_cues"))
+    revision_cues: tuple[str, ...] = attrs.field(converter=words_param("revision_cues"))
+    part_words: tuple[str, ...] = attrs.field(converter=words_param("part_words"))
+    later_parts: tuple[str, ...] = attrs.field(
+        default=(), converter=words_param("later_parts", required=False)
+    )
+    opening_boilerplate: tuple[str, ...] = attrs.field(
+        default=(), converter=words_param("opening_boilerplate", required=False)
+    )
+    no_option_statements: tuple[str, ...] = attrs.field(
+        default=(), converter=words_param("no_option_statements", required=False)
+    )
+    run_gap_words: int = 1
+    run_gap_chars: int = 400
+    opening_words: int = 3
+    cut_off_words: int = 25
+    complete_endings: str = ".!?)]}\"'*`$>”’|"
+    _filler: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
+    _correction: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _revision: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _later_part: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _any_part: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _boilerplate: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _no_option: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_("_filler", frozenset(word for entry in self.fillers for word in entry.split()))
+        set_("_correction", re.compile(rf"\b{alternation(self.correction_cues)}\b", re.IGNORECASE))
+        set_("_revision", re.compile(rf"\b{alternation(self.revision_cues)}\b", re.IGNORECASE))
+        words = alternation(self.part_words)
+        later = alternation(self.later_parts)
+        # A part marker opens a sentence or a line. The blanks and markup before it are taken
+        # possessively from the first one, so a run of 20,000 blank lines is scanned once.
+        opener = r"(?:^|(?<![*_#\s])\n|[.!?:]\s)[*_#\s]*+"
+        set_(
+            "_later_part",
+            re.compile(
+                rf"{opener}(?:\(?[b-h]\)|[2-9]\)|\([2-9]\)|{words}\s*+\(?(?:[b-h]|[2-9]|ii+)\b\)?|"
+                rf"for\s++(?:part\s*+)?\(?[b-h]\)|{later}\b)",
+                re.IGNORECASE,
+            ),
+        )
+        set_(
+            "_any_part",
+            re.compile(
+                rf"{opener}(?:\(?[a-h]\)|[1-9]\)|\([1-9]\)|{words}\s*+\(?(?:[a-h]|[1-9]|i+)\b\)?)\s",
+                re.IGNORECASE,
+            ),
+        )
+        set_(
+            "_boilerplate",
+            re.compile(rf"\s*+(?:{alternation(self.opening_boilerplate)})?\s*+", re.IGNORECASE),
+        )
+        set_(
+            "_no_option", re.compile(rf"\b{alternation(self.no_option_statements)}", re.IGNORECASE)
+        )
+
+    # --- running the chain -----------------------------------------------------------------------
+
+    def __call__(
+        self, context: Context, chain: Sequence[ChainEntry], errors: list[str]
+    ) -> Resolution:
+        entries: dict[str, ChainEntry] = {}
+        found: list[Candidate] = []
+        fallbacks: list[ChainEntry] = []
+        for entry in chain:
+            if not applicable(entry, context):
+                continue
+            entries[entry.id] = entry
+            if entry.when_no_commitment:
+                fallbacks.append(entry)
+                continue
+            candidates = run_step(entry, context, errors)
+            found.extend(candidates)
+            settled = [c for c in candidates if c.settles]
+            if settled:
+                return self._settled(context, settled[-1], found, entries)
+        fates = _Fates()
+        extraction, chosen, considered = self._resolve(context, found, fallbacks, errors, fates)
+        entry = entries.get(chosen.step) if chosen is not None else None
+        return Resolution(extraction, entry, fates.rulings(considered, chosen))
+
+    def _settled(
+        self,
+        context: Context,
+        candidate: Candidate,
+        found: list[Candidate],
+        entries: dict[str, ChainEntry],
+    ) -> Resolution:
+        """A fast-path finding: nothing else in the text can weigh against it."""
+        return Resolution(
+            _extraction(candidate, context),
+            entries.get(candidate.step),
+            tuple(Ruling(c, "chosen" if c is candidate else "ignored") for c in found),
+        )
+
+    # --- the rules -------------------------------------------------------------------------------
+
+    def _resolve(
+        self,
+        context: Context,
+        found: list[Candidate],
+        fallbacks: list[ChainEntry],
+        errors: list[str],
+        fates: _Fates,
+    ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
+        text = context.folded
+        options = context.options
+        lo, hi, scope_note = self._scope(context, found, fates)
+        features = context.features
+        kept: list[Candidate] = []
+        dropped: list[Candidate] = []
+        for candidate in found:
+            if candidate.kind == "other_question":
+                fates.mark((candidate,), "ignored", "where text about another question starts")
+            elif candidate.start < lo or candidate.start >= hi:
+                fates.mark((candidate,), "outside", scope_note)
+            elif candidate.letters == ("X",) and "X" not in options:
+                fates.mark((candidate,), "ignored", "the (X) of a format instruction")
+            elif candidate.origin != "labelled" and any(
+                x not in options for x in candidate.letters
+            ):
+                fates.mark((candidate,), "not_an_option")
+            elif (
+                candidate.origin == "evaluation"
+                and candidate.letters == ("I",)
+                and features.roman()
+            ):
+                fates.mark((candidate,), "ignored", "statement I, not option I")
+            else:
+                kept.append(candidate)
+                continue
+            dropped.append(candidate)
+        merged = _merge(kept)
+        merged, hi = self._drop_foreign(merged, hi, fates)
+        considered = sorted(dropped + merged, key=lambda c: c.start)
+        lettered = [c for c in merged if c.kind in _LETTERED]
+        if not any(c.kind in _STATED for c in lettered):
+            return self._without_letters(
+                context,
+                merged,
+                considered,
+                fallbacks=fallbacks,
+                errors=errors,
+                fates=fates,
+                window=(lo, hi),
+            )
+        return self._settle(context, text, (lo, hi), lettered, fates=fates, considered=considered)
+
+    def _without_letters(
+        self,
+        context: Context,
+        merged: list[Candidate],
+        considered: list[Candidate],
+        *,
+        fallbacks: list[ChainEntry],
+        errors: list[str],
+        fates: _Fates,
+        window: tuple[int, int],
+    ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
+        """No statement names a letter: "no option" statements, values, then the fallbacks."""
+        no_option = [c for c in merged if c.kind == "no_option"]
+        if no_option:
+            fates.mark(no_option[-1:], "decides", "no option is right")
+            return _failure("no_answer", "the response says no option is right"), None, considered
+        values = [c for c in merged if c.kind == "value"]
+        if values:
+            value = values[-1]
+            fates.mark(values[:-1], "superseded", "an earlier value")
+            hits = context.features.matching_letters(value.value)
+            if not hits:
+                hits = _numeric_match(value.value, context)
+            if len(hits) == 1:
+                chosen = value._replace(
+                    kind="commitment", letters=(hits[0],),
+                    how=f"{value.how}: the value {value.value!r} is option {hits[0]}'s content",
+                )  # fmt: skip
+                considered = [chosen if c is value else c for c in considered]
+                return _extraction(chosen, context), chosen, considered
+            fates.mark((value,), "decides", "matches no single option")
+            return (
+                _failure("no_answer", f"the value {value.value!r} matches no single option"),
+                None,
+                considered,
+            )
+        lo, hi = window
+        context.window = (lo, hi)
+        stray: list[Candidate] = [c for c in merged if c.kind == "stray"]
+        later: list[Candidate] = []
+        for entry in fallbacks:
+            later.extend(run_step(entry, context, errors))
+        considered = considered + later
+        stray += [c for c in later if c.kind == "stray"]
+        stray = [c for c in stray if c.letters[0] in context.options and lo <= c.start < hi]
+        if context.features.roman():
+            stray = [c for c in stray if c.letters != ("I",)]
+        stray.sort(key=lambda c: c.start)
+        results = [c for c in later if c.kind == "commitment"]
+        if not stray:
+            if results:
+                return _extraction(results[-1], context), results[-1], considered
+            return None, None, considered
+        if self.no_option_statements and self._no_option.search(context.folded, stray[-1].end, hi):
+            fates.mark(stray, "retracted", "followed by 'no option is right'")
+            return (
+                _failure("no_answer", "a stray letter, then 'no option is right'"),
+                None,
+                considered,
+            )
+        as_commitments = [c._replace(kind="commitment") for c in stray]
+        found, chosen, _ = self._settle(
+            context, context.folded, (lo, hi), as_commitments, fates=fates, considered=[]
+        )
+        # The rulings speak of the candidates as found (stray letters), not as re-read.
+        for new, old in zip(as_commitments, stray, strict=True):
+            if id(new) in fates.notes:
+                fates.notes[id(old)] = fates.notes[id(new)]
+        if chosen is None:
+            return found, None, considered
+        original = next(c for c in stray if c.start == chosen.start and c.letters == chosen.letters)
+        return found, original, considered
+
+    def _settle(
+        self,
+        context: Context,
+        text: str,
+        window: tuple[int, int],
+        lettered: list[Candidate],
+        *,
+        fates: _Fates,
+        considered: list[Candidate],
+    ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
+        lo, hi = window
+        options = context.options
+        finals = [i for i, c in enumerate(lettered) if c.final and c.kind in _STATED]
+        if finals:
+            fates.mark(lettered[: finals[-1]], "superseded", "before the final answer")
+            lettered = lettered[finals[-1] :]
+        live: list[Candidate] = []
+        for candidate in lettered:
+            if candidate.kind == "retraction":
+                withdrawn = [
+                    x for x in live if x.kind == "commitment" and x.letters == candidate.letters
+                ]
+                fates.mark(withdrawn, "retracted", "withdrawn by a later correction")
+                fates.mark((candidate,), "ignored", "a correction")
+                live = [
+                    x
+                    for x in live
+                    if not (x.kind == "commitment" and x.letters == candidate.letters)
+                ]
+                continue
+            live.append(candidate)
+        if not live:
+            return _failure("no_answer", "every commitment is withdrawn"), None, considered
+        last = live[-1]
+        if last.kind == "no_option":
+            fates.mark(live[:-1], "superseded")
+            return (
+                _failure("no_answer", "the response concludes that no option is right"),
+                last,
+                considered,
+            )
+        index = len(live) - 1
+        while index > 0 and self._bare(text, live[index - 1].end, live[index].start):
+            index -= 1
+        run = live[index:]
+        if last.kind == "hedge":
+            fates.mark(live[:-1], "superseded")
+            listed = ", ".join(last.letters)
+            return (
+                _failure("ambiguous", f"{last.how}: a hedge between {listed}", last),
+                last,
+                considered,
+            )
+        letter = last.letters[0]
+        singles = {c.letters[0] for c in run if c.kind == "commitment"}
+        if len(singles) > 1:
+            fates.mark(run, "conflicting", "a run of bare answers with different letters")
+            fates.mark(live[:index], "superseded")
+            listed = ", ".join(sorted(singles))
+            return (
+                _failure("conflicting", f"a run of answers with different letters: {listed}"),
+                None,
+                considered,
+            )
+        for candidate in run:
+            if candidate.kind == "hedge" and letter not in candidate.letters:
+                fates.mark(run, "conflicting", "a hedge next to another letter")
+                return (
+                    _failure("conflicting", "a hedge next to an answer outside it"),
+                    None,
+                    considered,
+                )
+            if candidate.kind == "no_option":
+                fates.mark(run, "conflicting")
+                return _failure("conflicting", "'no option' next to a letter"), None, considered
+        if all(c.part for c in run if c.kind == "commitment"):
+            fates.mark(run, "conflicting", "scoped to one part")
+            return _failure("no_answer", "an answer scoped to one part only"), None, considered
+        fates.mark(run[:-1], "agrees")
+        multipart = context.features.multipart()
+        earlier = [
+            c for c in live[:index]
+            if c.kind == "commitment" and c.letters[0] != letter and not c.part and c.letters[0] in options
+        ]  # fmt: skip
+        how = "final answer" if last.final else "concluding answer"
+        if earlier and not last.final:
+            previous = earlier[-1]
+            opening = previous is live[0] and self._opening(text, lo, previous.start)
+            between = text[previous.end : run[0].start]
+            if not opening:
+                if self._later_part.search(between):
+                    fates.mark((previous, last), "conflicting", "one answer per marked part")
+                    return (
+                        _failure(
+                            "conflicting",
+                            f"one answer per part ({previous.letters[0]} ... {letter}), no overall answer",
+                        ),
+                        None,
+                        considered,
+                    )
+                if (
+                    multipart
+                    and not self._any_part.search(text, lo, hi)
+                    and not self._revision.search(between)
+                ):
+                    fates.mark(
+                        (previous, last), "conflicting", "one answer per part of the question"
+                    )
+                    return (
+                        _failure(
+                            "conflicting",
+                            f"one answer per part of a multi-part question ({previous.letters[0]} ... {letter})",
+                        ),
+                        None,
+                        considered,
+                    )
+            how = "revised opening answer" if opening else "revised answer"
+        fates.mark(live[:index], "superseded", "revised by the concluding answer")
+        if self._cut_off(text[lo:hi]) and not last.final:
+            after = text[last.end : hi]
+            if (
+                multipart
+                and len(_GAP_WORD.findall(after)) > self.cut_off_words
+                and not self._bare(text, last.end, hi)
+            ):
+                fates.mark((last,), "decides", "cut off while answering the other parts")
+                return (
+                    _failure(
+                        "no_answer", "answers one part of a multi-part question, then is cut off"
+                    ),
+                    None,
+                    considered,
+                )
+            if last.origin == "evaluation" and {
+                m.group(1) for m in BRACKETED_LETTER.finditer(after)
+            } - {letter}:
+                fates.mark((last,), "decides", "cut off while reviewing the options")
+                return (
+                    _failure("no_answer", "cut off while reviewing the options"),
+                    None,
+                    considered,
+                )
+        if letter not in options:
+            fates.mark((last,), "not_an_option")
+            return _extraction(last, context), last, considered
+        chosen = last._replace(how=f"{last.how} ({how})")
+        fates.notes[id(chosen)] = ("chosen", "")
+        considered = [chosen if c is last else c for c in considered]
+        return _extraction(chosen, context), chosen, considered
+
+    # --- helpers ---------------------------------------------------------------------------------
+
+    def _bare(self, text: str, a: int, b: int) -> bool:
+        """Nothing between two statements but filler words (at most ``run_gap_words`` others)."""
+        if b - a > self.run_gap_chars:
+            return False
+        if b - a > 12 and self._correction.search(text, a, b):
+            return False
+        others = 0
+        for word in _GAP_WORD.findall(text, a, b):
+            if word.lower() not in self._filler:
+                others += 1
+                if others > self.run_gap_words:
+                    return False
+        return True
+
+    def _opening(self, text: str, lo: int, position: int) -> bool:
+        """The statement opens the response: only boilerplate and a few words before it."""
+        if position - lo > 400:
+            return False
+        match = self._boilerplate.match(text, lo, position)
+        rest = text[match.end() if match else lo : position]
+        return len(_GAP_WORD.findall(rest)) <= self.opening_words
+
+    def _cut_off(self, text: str) -> bool:
+        stripped = text.rstrip()
+        return bool(stripped) and stripped[-1] not in self.complete_endings
+
+    def _scope(
+        self, context: Context, found: list[Candidate], fates: _Fates
+    ) -> tuple[int, int, str]:
+        """The part of the text about this question (rule 1), from the scope markers found."""
+        n = len(context.text)
+        markers = [c for c in found if c.kind == "other_question"]
+        if not markers:
+            return 0, n, ""
+        headings = [c for c in markers if c.value == "heading"]
+        cuts = sorted(c.start for c in markers if c.value != "heading")
+        recap = next((c.start for c in markers if c.value == "recap"), None)
+        stated = [c for c in found if c.kind in _STATED]
+        if headings:
+            first = headings[0].start
+            if first > 0 and any(c.start < first for c in stated):
+                return 0, min([first, *cuts]), "after a new 'Question' heading"
+            best, best_hits = len(headings) - 1, -1
+            for i, heading in enumerate(headings):
+                if heading.score >= best_hits:  # a tie goes to the later section
+                    best, best_hits = i, heading.score
+            lo = headings[best].start
+            hi = headings[best + 1].start if best + 1 < len(headings) else n
+            hi = min([hi, *(c for c in cuts if c > lo)])
+            return (
+                lo,
+                hi,
+                f"outside section {best + 1} of {len(headings)}, the one about this question",
+            )
+        if recap is not None and recap == cuts[0]:
+            return 0, recap, "after a recap of other questions' answers"
+        cut = cuts[0]
+        if any(c.start < cut for c in stated):
+            return 0, cut, "after another question's options"
+        return 0, n, ""
+
+    @staticmethod
+    def _drop_foreign(
+        merged: list[Candidate], hi: int, fates: _Fates
+    ) -> tuple[list[Candidate], int]:
+        """An answer line giving another question's option ends the scope after an answer to
+        this one; with nothing before it, that line alone is dropped."""
+        for index, candidate in enumerate(merged):
+            if not candidate.foreign:
+                continue
+            if any(c.kind in _STATED for c in merged[:index]):
+                fates.mark(merged[index:], "outside", "after an answer to another question")
+                return merged[:index], candidate.start
+            fates.mark((candidate,), "outside", "an answer to another question")
+            return merged[:index] + merged[index + 1 :], hi
+        return merged, hi
+
+
+def _merge(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per statement: "Final Answer: The answer is (B)" is one final commitment,
+    a letter inside a value's span wins over the value, a correction absorbs its own letter."""
+    candidates = sorted(candidates, key=lambda c: (c.start, -c.end))
+    merged: list[Candidate] = []
+    for c in candidates:
+        if merged and merged[-1].start <= c.start < merged[-1].end:
+            prev = merged[-1]
+            final = prev.final or c.final
+            if prev.kind == "value" and c.kind in ("value", "commitment", "hedge", "retraction"):
+                replacement = c._replace(start=prev.start, final=final, part=prev.part or c.part)
+            elif prev.kind == "no_option" and c.kind in ("commitment", "hedge", "retraction"):
+                replacement = c._replace(start=prev.start, final=final)
+            elif prev.kind == c.kind and prev.letters == c.letters:
+                replacement = prev._replace(end=max(prev.end, c.end), final=final)
+            elif prev.kind == "commitment" and c.kind == "retraction" and c.letters == prev.letters:
+                replacement = c._replace(start=prev.start)
+            elif c.end <= prev.end:
+                replacement = prev._replace(final=final)
+            else:
+                replacement = c._replace(start=prev.start, final=final)
+            merged[-1] = replacement
+            continue
+        merged.append(c)
+    return merged
+
+
+_DIGITS: Final = re.compile(r"[-+]?\$?\s*+(?:\d{1,3}(?:,\d{3})++|\d++)(?:\.\d++)?|[-+]?\.\d++")
+_TIMES_TEN: Final = re.compile(r"\s*+(?:[x×*]|\\times)\s*+10\s*+\^\s*+\{?\s*+([-+]?\d{1,3})\}?")
+_ANY_DIGIT: Final = re.compile(r"\d")
+
+
+def _lead_number(text: str) -> Decimal | None:
+    """The number a short value starts with, when it is the value's only number; exact."""
+    text = text.replace("−", "-")
+    match = _DIGITS.search(text, 0, 64)
+    if match is None or match.start() > 12:
+        return None
+    try:
+        value = Decimal(match.group().replace(",", "").replace("$", "").replace(" ", ""))
+    except InvalidOperation:
+        return None
+    rest = text[match.end() : match.end() + 200]
+    power = _TIMES_TEN.match(rest)
+    if power is not None:
+        value = value.scaleb(int(power.group(1)))
+        rest = rest[power.end() :]
+    if len(rest) >= 200 or _ANY_DIGIT.search(rest):
+        return None  # several numbers: a compound value, not comparable this way
+    return value
+
+
+def _numeric_match(value: str, context: Context) -> list[str]:
+    """Rule 5 for numbers: the value's one number equals exactly one option's one number
+    (units and format may differ: "605 °F" and "605°F", "2.5 x 10^3 J" and "2500 J")."""
+    lead = _lead_number(value)
+    if lead is None:
+        return []
+    hits = []
+    for letter, text in context.options.items():
+        option = _lead_number(text)
+        if option is not None and option == lead:
+            hits.append(letter)
+    return hits
+
+
+def _failure(kind: str, detail: str, candidate: Candidate | None = None) -> Extraction:
+    position = candidate.start if candidate is not None else 0
+    return Extraction(None, failure=kind, detail=detail, position=position)  # type: ignore[arg-type]

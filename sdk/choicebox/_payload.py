@@ -1,0 +1,217 @@
+"""Reading an answer's payload where it stands in the text: after "the answer is", "Answer:",
+"I choose", inside a box.
+
+``read_at(text, position, limit)`` reads what follows ``position`` and says what it is: one
+letter, several letters (a hedge), a letter withdrawn ("(D) is incorrect"), "no option is right",
+a value ("approximately 605 °F"), or nothing readable. It reports where the payload ends, so a
+resolution can see what stands between two statements. This is the lenient reading of the finder
+step kinds; the string reader of short payloads is ``choicebox._letters.read_payload``.
+
+Every pattern here runs from a given position up to ``limit`` (at most a few hundred characters
+past it), so a reading costs a bounded amount whatever the text around it holds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal, NamedTuple
+
+__all__ = ["Reading", "ReadingKind", "letter_token", "read_at"]
+
+ReadingKind = Literal["letter", "hedge", "retract", "none", "value", "empty"]
+
+# The longest payload looked at after a label: a letter stated further away is not its payload.
+MAX_PAYLOAD: Final = 400
+
+
+class Reading(NamedTuple):
+    """What a payload says (see the module docstring) and where it ends."""
+
+    kind: ReadingKind
+    letters: tuple[str, ...]
+    end: int
+    value: str = ""
+    part: bool = False  # "(F) for (a) and (J) for (b)": letters scoped to parts
+    tail: str = ""  # "B. They possess an exoskeleton": the text after "B." on the same line
+
+
+# Decoration that may stand before the letter: blanks, markdown, quotes, a colon, "=", "$", the
+# prompt's "$LETTER" placeholder echoed, LaTeX wrappers, the words option/choice/letter/answer,
+# and adverbs ("therefore", "approximately", "closest to").
+_PRE: Final = re.compile(
+    r"(?:[ \t\r*_`\"'“”‘’:：=>#~…]|\.{2,}|\$++[ \t]*+(?:LETTER\b[ \t]*+\$*+[ \t]*+[:=]?)?|\\[(\[]|"
+    r"\\(?:text|textbf|mathbf|mathrm|boxed|fbox|bf)\s*+\{|\{|"
+    r"\b(?:the\s++)?(?:option|choice|letter|answer)(?:\s++(?:is|number))?\b\s*+[:#]?|"
+    r"\b(?:therefore|thus|then|likely|probably|clearly|definitely|indeed|still|now|simply|"
+    r"actually|correctly|most\s++likely|approximately|about|around|roughly|nearly|"
+    r"(?:closest|close|nearest)(?:\s++to)?|given\s++by|equal\s++to|that)\b)*+",
+    re.IGNORECASE,
+)
+# One letter token: (B) [B] {B} B. B) **B** b); groups o and c are its brackets.
+_TOKEN: Final = re.compile(
+    r"(?P<o>[(\[{])?[ \t]*+(?P<L>[A-Za-z])[ \t]*(?P<c>[)\]}])?(?![A-Za-z0-9'’])"
+)
+# Between listed letters: "(A) or (B)", "A/B", "B, E, F", "A and C".
+_SEP: Final = re.compile(
+    r"[*_$\s]*+(?:,|/|&|;|\+|\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b)[*_$\s]*+"
+    r"(?:(?:or|and|also|maybe|possibly|perhaps|either)\b[*_$\s]*+)?(?:options?\s++|choices?\s++)?",
+    re.IGNORECASE,
+)
+_JUXTAPOSED: Final = re.compile(r"[ \t]*+(?=[(\[])")
+_JUXTAPOSED_CLOSED: Final = re.compile(r"[ \t]++(?=[A-Za-z][)\]])")
+_LETTERS_IN_BRACKETS: Final = re.compile(r"\(([A-Z]{2,6})\)")
+_WORD_AFTER: Final = re.compile(r"[ \t]++([a-z][a-z']*+)")
+# A word after "A" or "I" that says the letter is the answer ("A is correct", "I because ...").
+_LETTER_VERBS: Final = frozenset(
+    ["is", "was", "because", "since", "as", "seems", "appears", "fits", "matches", "must", "should", "would", "could", "can", "remains", "holds", "and", "or", "with"]
+)
+_RETRACT_AFTER: Final = re.compile(
+    r"[*_\s)]*+(?:is|was|are|seems|would\s++be)\s++(?:incorrect|wrong|false|invalid|a\s++mistake|"
+    r"not\b(?!\s++only)|eliminated|ruled\s++out|unlikely)",
+    re.IGNORECASE,
+)
+_NONE_PAYLOAD: Final = re.compile(
+    r"(?:not\s++(?:among|in|listed|one\s++of|present|provided|given|available|possible|determinable)|"
+    r"none\b|no\s++(?:correct|valid|right|option|answer|such)|neither\b|cannot|can['’]t|unknown|"
+    r"undetermin|indetermin|incomplete|n/a\b|impossible|unclear)",
+    re.IGNORECASE,
+)
+_NOT_LETTER: Final = re.compile(r"not\s++\(?([A-Z])\)?(?![\w'’])")
+_VALUE_END: Final = re.compile(
+    r"(?<!\d)\.(?!\d)|\.(?=\s)|[\n;]|,\s++(?:which|so|as|because|since|but)\b"
+)
+_PLACEHOLDER: Final = re.compile(r"[\s.…(\[{]*+|\(?x\)?|\.\.\..*", re.IGNORECASE | re.DOTALL)
+_FOR_PART: Final = re.compile(
+    r"[ \t]++(?:for|in|to)[ \t]++(?:the[ \t]++)?(?:part[ \t]*+)?"
+    r"(?:\(?[a-h1-9]\)|(?:first|second|third|1st|2nd)[ \t]++(?:part|question|case))",
+    re.IGNORECASE,
+)
+# "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
+_TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
+_LISTING_START: Final = re.compile(r"[*_]*+\(?[A-Za-z][.):][ \t]++\S")
+_LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
+_MATHY_AFTER: Final = re.compile(
+    r"[ \t]*+(?:[=<>^_+*/≈≤≥]|-[A-Za-z0-9]|\.[A-Za-z]|['’]s\b|\$?\s*+\\(?:cdot|times|in|le|ge)\b)"
+)
+_ROMAN_AFTER: Final = re.compile(r"[ \t]*+(?:,|and|&|or)[ \t]*+I{1,3}V?\b|[ \t]++only\b")
+_PART_LABEL_AFTER: Final = re.compile(r"[ \t]++(?:[-+$]?\d|[A-Z][a-z])")
+BRACKETED_LETTER: Final = re.compile(r"(?<![\w\\^_)\]])\(([A-Z])\)")
+
+
+def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> tuple[int, str, bool, bool] | None:
+    """A letter token at ``position``: (its end, the letter uppercased, opened, closed), or None.
+
+    A lowercase letter needs brackets or the end of its line ("Answer: b"), or ``strict_end``
+    false; "a car", "I think", "A reasonable choice" are English words; "k = -1", "U.S.",
+    "Y-linked", "A's" are not letters; "I and II", "I only" are roman numerals; "(a) 1/2" is a
+    part label.
+    """
+    match = _TOKEN.match(text, position, limit)
+    if match is None:
+        return None
+    letter = match["L"]
+    opened, closed = match["o"] is not None, match["c"] is not None
+    after = match.end()
+    if not (opened or closed):
+        word = _WORD_AFTER.match(text, after, limit)
+        if (
+            word is not None
+            and word.group(1) not in _LETTER_VERBS
+            and (letter in "AaIi" or letter.islower())
+        ):
+            return None
+        if _MATHY_AFTER.match(text, after, limit):
+            return None
+        if letter.islower() and (strict_end or not _LOWER_END.match(text, after, limit)):
+            return None
+    elif letter.islower() and _PART_LABEL_AFTER.match(text, after, limit):
+        return None
+    if letter == "I" and _ROMAN_AFTER.match(text, after, limit):
+        return None
+    return after, letter.upper(), opened, closed
+
+
+def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bool = True) -> Reading:
+    """Read the payload starting at ``position`` (after a label, a phrase or a box opener).
+
+    ``limit`` caps how far the reading may look (default ``MAX_PAYLOAD`` characters).
+    ``lowercase`` false refuses a lowercase letter that only ends its line.
+    """
+    n = min(len(text), position + MAX_PAYLOAD) if limit is None else min(limit, len(text))
+    p = _PRE.match(text, position, n).end()  # type: ignore[union-attr]  # *+ always matches
+    if p < n and text[p] == "\n":
+        # "Final answer:\nD": the payload may sit on the next line, when that line is short.
+        q = p
+        while q < n and text[q] in " \t\r\n":
+            q += 1
+        eol = text.find("\n", q, n)
+        line_length = (n if eol == -1 else eol) - q
+        if q - p > 12 or line_length > 30 or _LISTING_START.match(text, q, n):
+            return Reading("empty", (), p)  # "The answer is ...\nA. 0\nB. 30": a listing
+        p = _PRE.match(text, q, n).end()  # type: ignore[union-attr]
+    if p >= n:
+        return Reading("empty", (), p)
+    several = _LETTERS_IN_BRACKETS.match(text, p, n)
+    if several is not None:  # "(BFIJ)"
+        return Reading("hedge", tuple(dict.fromkeys(several.group(1))), several.end())
+    withdrawn = _NOT_LETTER.match(text, p, n)
+    if withdrawn is not None:  # "not (B)"
+        return Reading("retract", (withdrawn.group(1),), withdrawn.end())
+    token = letter_token(text, p, n, strict_end=not lowercase)
+    if token is None:
+        return _read_value(text, p, n)
+    end, letter, opened, closed = token
+    letters = [letter]
+    while True:
+        sep = _SEP.match(text, end, n)
+        if sep is not None and sep.end() > end:
+            more = letter_token(text, sep.end(), n, strict_end=True)
+            if more is not None and (more[2] or more[1] != "I" or opened):
+                letters.append(more[1])
+                end = more[0]
+                continue
+        if opened:
+            gap = _JUXTAPOSED.match(text, end, n)
+            if gap is not None:
+                more = letter_token(text, gap.end(), n, strict_end=True)
+                if more is not None and more[2] and more[3]:  # "(A) (C)"
+                    letters.append(more[1])
+                    end = more[0]
+                    continue
+        elif closed:
+            gap = _JUXTAPOSED_CLOSED.match(text, end, n)
+            if gap is not None:
+                more = letter_token(text, gap.end(), n, strict_end=True)
+                if more is not None and more[3] and not more[2]:  # "A) B) C)"
+                    letters.append(more[1])
+                    end = more[0]
+                    continue
+        break
+    distinct = tuple(dict.fromkeys(letters))
+    part = _FOR_PART.match(text, end, n) is not None
+    if len(distinct) > 1:
+        return Reading("hedge", distinct, end, part=part)
+    if _RETRACT_AFTER.match(text, end, n):
+        return Reading("retract", distinct, end)
+    if part:
+        # "(F) for (a) and (J) for (b)": the letters of the parts, all of them.
+        more_letters = [m.group(1) for m in BRACKETED_LETTER.finditer(text, end, min(n, end + 80))]
+        scoped = tuple(dict.fromkeys([*distinct, *more_letters]))
+        return Reading("hedge" if len(scoped) > 1 else "letter", scoped, end, part=True)
+    tail = None
+    if not opened:
+        back = 1 if text[end - 1 : end] in ".)" else 0
+        tail = _TAIL.match(text, end - back, n)
+    return Reading("letter", distinct, end, tail=tail.group(1) if tail else "")
+
+
+def _read_value(text: str, p: int, n: int) -> Reading:
+    """No letter at ``p``: "no option is right", a value, or nothing."""
+    stop = min(n, p + 200)
+    if _NONE_PAYLOAD.match(text, p, stop):
+        return Reading("none", (), p + 4)
+    end = _VALUE_END.search(text, p, stop)
+    value = text[p : end.start() if end else stop].strip().strip("*_$ ")
+    if not value or _PLACEHOLDER.fullmatch(value):
+        return Reading("empty", (), p)
+    return Reading("value", (), p + len(value), value)

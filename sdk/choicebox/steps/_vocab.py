@@ -1,0 +1,109 @@
+"""Word lists given in rule files, turned into pattern pieces.
+
+Rule files hold the vocabulary (answer labels, qualifiers, filler words, correction cues, recap
+phrases, part markers) as lists of words and phrases: data, never regexes. An entry is matched
+case-insensitively, word by word, a space standing for any run of blanks, with four small
+conveniences that keep the lists short:
+
+* ``a/b`` inside a word: either word (``to/for`` matches "to" and "for");
+* a word ending in ``?`` may be left out (``all? the answers``);
+* a word ending in ``*`` matches any word it starts (``recalculat*``: "recalculate", "recalculating"),
+  and ``*`` alone any one word (``most *``: "most likely", "most accurate");
+* ``...`` stands for up to 120 characters of one sentence (``we refer to ... for help.``).
+
+Every other character is literal; a typographic apostrophe matches a straight one. The longest
+entries are tried first, so "most likely" wins over "likely".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from choicebox._errors import ParameterError
+
+__all__ = ["alternation", "phrases", "required_words", "words_param"]
+
+
+def phrases(value: str | Sequence[str], name: str) -> tuple[str, ...]:
+    """The list checked: non-empty strings, whitespace-collapsed and lowercased, in order."""
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(item, str) and item.strip() for item in items):
+        raise ParameterError(name, f"{name} must be a list of non-empty words or phrases")
+    return tuple(dict.fromkeys(" ".join(item.lower().split()) for item in items))
+
+
+def words_param(name: str, *, required: bool = True) -> Callable[[Any], tuple[str, ...]]:
+    """An attrs converter for the word-list parameter ``name``."""
+
+    def convert(value: Any) -> tuple[str, ...]:
+        listed = phrases(value, name)
+        if required and not listed:
+            raise ParameterError(name, f"{name} needs at least one entry")
+        for entry in listed:
+            if all(word.endswith("?") for word in entry.split()):
+                raise ParameterError(name, f"{entry!r} is all optional words: it would match nothing")
+        return listed
+
+    return convert
+
+
+def alternation(entries: Sequence[str]) -> str:
+    """A non-capturing group matching any of ``entries`` (see the module docstring)."""
+    ordered = sorted(entries, key=len, reverse=True)
+    parts = [_entry(entry) for entry in ordered]
+    return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
+
+
+def required_words(entries: Sequence[str]) -> tuple[str, ...] | None:
+    """Literal words one of which every text matching ``entries`` contains (the longest word
+    each entry cannot do without, with its alternatives), for a cheap substring test before a
+    pattern runs; ``None`` when some entry has no such word."""
+    words: list[str] = []
+    for entry in entries:
+        best: list[str] = []
+        for word in entry.split():
+            if word.endswith("?") or word in ("*", "...", "…"):
+                continue
+            choices = []
+            for choice in word.split("/"):
+                stem = choice[:-1] if choice.endswith("*") else choice
+                pieces = stem.replace("’", "'").split("'")
+                choices.append(max(pieces, key=len))
+            if all(choices) and min(map(len, choices)) > min(map(len, best), default=0):
+                best = choices
+        if not best:
+            return None
+        words.extend(best)
+    return tuple(dict.fromkeys(words))
+
+
+def _entry(entry: str) -> str:
+    pattern = ""
+    gap = False  # whether the next word needs blanks before it
+    for word in entry.split():
+        optional = word.endswith("?") and len(word) > 1
+        piece = _word(word[:-1] if optional else word)
+        if optional:
+            pattern += rf"(?:\s++{piece})?" if gap else rf"(?:{piece}\s++)?"
+        else:
+            pattern += (r"\s++" if gap else "") + piece
+            gap = True
+    return pattern
+
+
+def _word(word: str) -> str:
+    if word in ("...", "…"):
+        return r"[^.\n]{0,120}?"
+    if word == "*":
+        return r"\w++"
+    choices = [choice for choice in word.split("/") if choice] or [word]
+    return "(?:" + "|".join(_literal(choice) for choice in choices) + ")"
+
+
+def _literal(word: str) -> str:
+    stem = word[:-1] if word.endswith("*") and len(word) > 1 else word
+    # A typographic apostrophe is as good as a straight one: "it's" matches "it’s".
+    literal = "['’]".join(re.escape(piece) for piece in stem.replace("’", "'").split("'"))
+    return literal + r"\w*+" if stem is not word else literal

@@ -1,0 +1,214 @@
+"""Finder step kinds of last resort, for outputs with no answer statement at all: a stray letter
+closing a sentence, a closing result that equals one option's content, and the fast path that
+settles a plain closing "The answer is (X)." without running the rest of the chain.
+
+The first two are meant for chain entries marked ``when: no_commitment``: the policy runs them
+only when nothing stronger was found, inside the part of the text it kept (``context.window``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import attrs
+
+from choicebox._letters import ambiguous_letters
+
+from ._api import Candidate, Context, Extraction, Which, register_step_kind
+from ._vocab import alternation, words_param
+from .statements import _pick
+
+__all__ = ["ClosingAnswer", "ClosingValue", "StrayLetter"]
+
+# "option (A)", "(B)" closing a sentence, "..., or C." closing a line.
+_STRAY: Final = re.compile(
+    r"(?:\b(?:option|choice)\s++\(?(?P<L1>[A-Z])\)?|(?<![\w\\^_)\]])\((?P<L2>[A-Z])\)"
+    r"|\bor\s++(?P<L3>[A-Z])(?=[.!]?[ \t]*+(?:\n|$)))"
+    r"[*_]*+(?P<end>(?=\s*+(?:[.!]|$|\n|,\s*+(?:which|as|since|because)))|[ \t]++(?=[^\n]))"
+)
+# "(I) 10,000 years ago.": the letter followed by option-like text up to its sentence's end.
+_TAIL_AFTER_SPACE: Final = re.compile(r"((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*(?:\n|$))")
+_BRACKETED: Final = re.compile(r"\(([A-Z])\)")
+_PARTS: Final = 3
+
+
+@register_step_kind("stray_letter")
+@attrs.frozen(kw_only=True)
+class StrayLetter:
+    """A letter that closes a sentence as a choice would: "..., or (C).", "This supports (H).",
+    "option B.", "(I) 10,000 years ago." (the letter and its own option's text).
+
+    The sentence must hold none of the ``negations`` ("not", "incorrect", "ruling out") and no
+    other bracketed letter; and a ``link`` word must stand just before the letter ("is", "of",
+    "supports", ":"), or a ``cue`` in the sentence ("answer", "best"), or the option's own words
+    in the eight words before it. A negated letter is reported as a ``mention``.
+    """
+
+    negations: tuple[str, ...] = attrs.field(converter=words_param("negations"))
+    links: tuple[str, ...] = attrs.field(converter=words_param("links"))
+    cues: tuple[str, ...] = attrs.field(converter=words_param("cues"))
+    which: Which = "last"
+    _negation: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _link: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _cue: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_negation", re.compile(rf"\b{alternation(self.negations)}\b", re.IGNORECASE))
+        object.__setattr__(
+            self,
+            "_link",
+            re.compile(
+                rf"(?:\b{alternation(self.links)}|[,:=])"
+                r"(?:\s++(?:therefore|thus|then|clearly|hence|indeed|probably|likely))?[\s*_]*+$",
+                re.IGNORECASE,
+            ),
+        )
+        object.__setattr__(self, "_cue", re.compile(rf"\b{alternation(self.cues)}\b", re.IGNORECASE))
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        text = context.folded
+        lo, hi = context.window
+        found = []
+        features = context.features
+        for match in _STRAY.finditer(text, lo, hi):
+            letter = match["L1"] or match["L2"] or match["L3"]
+            if match["end"]:
+                tail = _TAIL_AFTER_SPACE.match(text, match.end(), hi)
+                if tail is None or not features.echoes(tail.group(1), letter):
+                    continue
+            sentence_start = max(
+                text.rfind(".", max(lo, match.start() - 300), match.start()),
+                text.rfind("\n", max(lo, match.start() - 300), match.start()),
+                lo,
+            )
+            sentence = text[sentence_start : match.end()]
+            if self._negation.search(sentence):
+                found.append(
+                    context.candidate("mention", match.start(), match.end(), (letter,), how="a letter ruled out")
+                )
+                continue
+            if {m.group(1) for m in _BRACKETED.finditer(sentence)} - {letter}:
+                continue  # "(A) ..., (B) ..., (C)": a listing of options, not a choice
+            if ambiguous_letters(sentence, context.options):
+                continue  # "one letter: A, B, C or D": the options listed, not a choice
+            before = text[sentence_start : match.start()]
+            if not (
+                self._link.search(before)
+                or match["L1"]
+                or self._cue.search(sentence)
+                or features.echoes(" ".join(before.split()[-8:]), letter)
+            ):
+                continue  # "homozygous for the normal gene (D)": a symbol, not a choice
+            found.append(
+                context.candidate(
+                    "stray", match.start(), match.end(), (letter,), how="a letter closing a sentence",
+                    origin="evaluation",
+                )
+            )  # fmt: skip
+        return found
+
+
+_LAST_SENTENCE: Final = re.compile(r"(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$")
+_RESULT_LINK: Final = re.compile(r"=|≈|\bis\b|\bequals\b|\bgives\s++us\b|\bwe\s++get\b")
+_COMPLETE_END: Final = ".!$"
+
+
+@register_step_kind("closing_value")
+@attrs.frozen(kw_only=True)
+class ClosingValue:
+    """A complete output whose closing sentence ends in one option's full content:
+    "... = 200$ lines per mm." with an option "200 lines per mm". The value after the sentence's
+    last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text.
+    """
+
+    max_value: int = 60
+    which: Which = "last"
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        lo, hi = context.window
+        text = context.folded[lo:hi].rstrip()
+        if not text or text[-1] not in _COMPLETE_END or len(context.options) < 2:
+            return []
+        line_start = text.rfind("\n") + 1
+        line = text[line_start:]
+        if len(line) > 2000:
+            line_start = len(text) - 2000
+            line = text[line_start:]
+        sentence_match = _LAST_SENTENCE.search(line)
+        sentence = sentence_match.group(1) if sentence_match else line
+        link = None
+        for link in _RESULT_LINK.finditer(sentence):  # noqa: B007 - only the last one is wanted
+            pass
+        if link is None:
+            return []
+        value = sentence[link.end() :].strip().rstrip(".!").strip()
+        if not value or len(value) > self.max_value:
+            return []
+        hits = context.features.matching_letters(value)
+        if len(hits) != 1:
+            return []
+        start = lo + line_start
+        return [
+            context.candidate(
+                "commitment", start, lo + len(text), (hits[0],), value=value,
+                how=f"the closing result {value!r} is option {hits[0]}'s content",
+            )
+        ]  # fmt: skip
+
+
+_CLOSING: Final = re.compile(r"answer is[ \t]*+\(([a-z])\)[.*]?[ \t]*+$")
+
+
+@register_step_kind("closing_answer")
+@attrs.frozen(kw_only=True)
+class ClosingAnswer:
+    """A fast path: an output whose only answer statement is a closing "... answer is (X)." and
+    which holds nothing the rest of the chain would weigh against it settles the verdict alone.
+
+    The last ``window`` characters must end with "answer is (X)", the text must hold the
+    ``noun`` once, none of the ``unless`` words, and no bracketed capital before the close. Every
+    condition is a substring test, so most plain outputs are graded in a few microseconds; an
+    output that fails any of them goes through the whole chain.
+    """
+
+    noun: str = "answer"
+    unless: tuple[str, ...] = attrs.field(default=(), converter=words_param("unless", required=False))
+    window: int = 40
+
+    def __call__(self, context: Context) -> Extraction | None:
+        found = self.find(context)
+        return _pick(found, "last") if found else None
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None:
+            return []
+        end = len(low.rstrip())
+        start = max(0, end - self.window)
+        match = _CLOSING.search(low, start, end)
+        if match is None or low.count(self.noun) != 1:
+            return []
+        for word in self.unless:
+            if word in low:
+                return []
+        before = match.start()
+        text = context.folded
+        if "(" in text[:before] and _UPPER_BRACKETED.search(text, 0, before):
+            return []
+        letter = match.group(1).upper()
+        at = low.rfind(self.noun, 0, match.end())
+        return [
+            context.candidate(
+                "commitment", at, match.end(), (letter,), settles=True, how="a plain closing answer statement"
+            )
+        ]
+
+
+_UPPER_BRACKETED: Final = re.compile(r"(?<![\w\\^_)\]])\([A-Z]\)")

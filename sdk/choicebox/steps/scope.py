@@ -1,0 +1,172 @@
+"""The ``other_questions`` step kind: where text about other questions starts.
+
+Models answering a few-shot prompt sometimes go on to other questions: a new "Question 2:"
+heading with its own answer, a recap of several answers ("Combining all the answers: (1) F,
+(2) D"), another question's option list. This step reports where each such passage starts as an
+``other_question`` candidate; the resolution policy decides which part of the text is about the
+sample's own question. Headings carry in ``score`` how many of the question's long words their
+section shares, so a response made of sections can be matched to the right one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import attrs
+
+from choicebox._features import norm_text, words_of
+
+from ._api import Candidate, Context, Extraction, register_step_kind
+from ._vocab import alternation, required_words, words_param
+
+__all__ = ["OtherQuestions"]
+
+_OPTIONS_LINE: Final = re.compile(r"(?m)^[ \t]*+[*_]*+options?[*_]*+[ \t]*+:[ \t]*+$")
+_NUMBERED_RECAP: Final = re.compile(
+    r"\(1\)\s*+\(?[a-j]\)?\s*+[,;]\s*+\(2\)\s*+\(?[a-j]\)?"
+    r"|(?m:^[ \t]*+1[.):][ \t]*+\(?[a-j]\)?[ \t]*+\n[ \t]*+2[.):][ \t]*+\(?[a-j]\)?[ \t]*+$)"
+)
+_SENTENCE_OR_COLON: Final = re.compile(r"[.:\n]")
+_LIST_NEXT: Final = re.compile(r"\s*+(?:[*_#]*+\s*+(?:the\s++)?answer|\(?\d+[.):]|\(?[a-j]\)|question\s*+\d)")
+_LISTING_LINE: Final = re.compile(r"(?m)^[ \t]*+[*_]*+\(?([A-J])[.):][*_]*+[ \t]++(\S[^\n]*+)$")
+_LONG_WORD: Final = re.compile(r"[a-z]{5,}")
+# A lettered line that reviews an option ("(F) means ...", "A. This is ...") is no foreign option.
+_REVIEW_LINE: Final = re.compile(
+    r"(?:means|is|are|was|represents|states|says|translates|suggests|implies|would|could|can|does|do|has|"
+    r"this|it|that|these|incorrect|correct|wrong|true|false|not)\b|[:=\-–]|.*\b(?:means|because|incorrect|correct)\b",
+    re.IGNORECASE,
+)
+
+
+@register_step_kind("other_questions")
+@attrs.frozen(kw_only=True)
+class OtherQuestions:
+    """Where text about other questions starts (see the module docstring).
+
+    ``headings`` are the words of a heading line ("question", "problem"; a number and a colon
+    may follow); ``prompt_echoes`` are lines that restart the prompt ("You are a knowledge
+    expert"); ``recap_phrases`` introduce a recap ("combining all the answers"); a recap phrase
+    counts only when a list of answers follows it.
+    """
+
+    headings: tuple[str, ...] = attrs.field(converter=words_param("headings"))
+    prompt_echoes: tuple[str, ...] = attrs.field(default=(), converter=words_param("prompt_echoes", required=False))
+    recap_phrases: tuple[str, ...] = attrs.field(default=(), converter=words_param("recap_phrases", required=False))
+    _heading: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _recap: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _recap_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        headings = alternation(self.headings)
+        pattern = (
+            rf"(?m)^[ \t]*+[#*_>]*+[ \t]*+{headings}[ \t]*+(?:\d++|[ivx]++)?[ \t]*+[*_]*+[ \t]*+[:.)][*_]*+"
+            r"|^[ \t]*+[#*_]*+[ \t]*+q\d++[ \t]*+[:.)]"
+        )
+        if self.prompt_echoes:
+            pattern += rf"|^[ \t]*+{alternation(self.prompt_echoes)}"
+        object.__setattr__(self, "_heading", re.compile(pattern))
+        object.__setattr__(self, "_recap", re.compile(alternation(self.recap_phrases) + r"[^.\n:]{0,40}"))
+        gates = required_words((*self.headings, *self.prompt_echoes))
+        object.__setattr__(self, "_gates", ("",) if gates is None else (*gates, "\nq"))
+        recap = required_words(self.recap_phrases) if self.recap_phrases else ()
+        object.__setattr__(self, "_recap_gates", ("",) if recap is None else (*recap, "(1)", "\n1"))
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return None  # it finds no answer, only where other questions start
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None:
+            return []
+        found: list[Candidate] = []
+        if any(gate in low for gate in self._gates) or low.startswith("q"):
+            found += self._headings(context, low)
+        recap = self._recap_start(low)
+        if recap is not None:
+            found.append(context.candidate("other_question", recap, recap, value="recap", how="a recap of other answers"))
+        if "option" in low:
+            line = _OPTIONS_LINE.search(low)
+            if line is not None:
+                found.append(
+                    context.candidate("other_question", line.start(), line.end(), value="options", how="an 'Options:' line")
+                )
+        listing = self._foreign_listing(context)
+        if listing is not None:
+            found.append(
+                context.candidate("other_question", listing, listing, value="listing", how="another question's options")
+            )
+        found.sort(key=lambda c: c.start)
+        return found
+
+    def _headings(self, context: Context, low: str) -> list[Candidate]:
+        starts = [m.start() for m in self._heading.finditer(low)]
+        if not starts:
+            return []
+        question_words = context.features.question_words()
+        bounds = [*starts, len(low)]
+        out = []
+        for i, start in enumerate(starts):
+            words = set(_LONG_WORD.findall(low, start, bounds[i + 1])) if question_words else set()
+            out.append(
+                context.candidate(
+                    "other_question", start, start, value="heading", score=len(question_words & words),
+                    how="a new question heading",
+                )
+            )  # fmt: skip
+        return out
+
+    def _recap_start(self, low: str) -> int | None:
+        """The first recap: a numbered list of answers, or a recap phrase followed by a list."""
+        if not any(gate in low for gate in self._recap_gates):
+            return None
+        starts = []
+        numbered = _NUMBERED_RECAP.search(low) if ("(1)" in low or "\n1" in low) else None
+        if numbered is not None:
+            starts.append(numbered.start())
+        if self.recap_phrases:
+            for match in self._recap.finditer(low):
+                stop = _SENTENCE_OR_COLON.search(low, match.end(), match.end() + 400)
+                if stop is not None and _LIST_NEXT.match(low, stop.end()):
+                    starts.append(match.start())
+                    break
+        return min(starts) if starts else None
+
+    def _foreign_listing(self, context: Context) -> int | None:
+        """The start of three or more lettered lines in sequence ("A. ...", "B. ...") of which
+        two thirds list options of another question."""
+        text = context.folded
+        if "\nB" not in text and "\n(B" not in text and "\n B" not in text:
+            return None
+        features = context.features
+        options = context.options
+        run_start, run_length, previous_end, previous_letter, foreign = 0, 0, -2, "", 0
+        for match in _LISTING_LINE.finditer(text):
+            letter = match.group(1)
+            contiguous = bool(previous_letter) and match.start() <= previous_end + 1 and ord(letter) == ord(previous_letter) + 1
+            if not contiguous:
+                if run_length >= 3 and foreign * 3 >= run_length * 2:
+                    return run_start
+                run_start, run_length, foreign = match.start(), 0, 0
+            run_length += 1
+            line = match.group(2)
+            if not _REVIEW_LINE.match(line):
+                if len(words_of(line)) < 3:
+                    # "A. 0" where this question's A is 18
+                    foreign += letter not in options or norm_text(line) != norm_text(options[letter])
+                else:
+                    foreign += _foreign_text(features.all_words(), features.option_words().get(letter), line)
+            previous_end, previous_letter = match.end(), letter
+        if run_length >= 3 and foreign * 3 >= run_length * 2:
+            return run_start
+        return None
+
+
+def _foreign_text(known: frozenset[str], own: frozenset[str] | None, line: str) -> bool:
+    words = words_of(line)
+    if len(words) < 3:
+        return False
+    if own is not None and len(words & own) >= 0.3 * len(words):
+        return False
+    return len(words & known) < 0.2 * len(words)

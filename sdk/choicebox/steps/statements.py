@@ -1,0 +1,540 @@
+"""Finder step kinds for answer statements in prose: "the answer is (B)", "Antwort: C",
+"(C) is the correct answer", "I'd go with B", "So, B.".
+
+Each kind reports every statement it recognises as a ``Candidate`` (``find``) and, called
+directly, the one its ``which`` picks (``first_step`` modes). Their vocabularies (nouns,
+qualifiers, link verbs, labels in other languages, pick verbs) are parameters given in the rule
+file. They read ``context.folded`` (end-of-text tokens blanked, letters of other scripts mapped)
+and its lowercased twin, are gated by literal tests on it, and run each pattern from a literal
+anchor, so a text without their words costs a few substring tests.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Final
+
+import attrs
+
+from choicebox._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
+
+from ._api import (
+    Candidate,
+    Context,
+    Extraction,
+    PayloadReading,
+    StatementKind,
+    Which,
+    extraction_of,
+    register_step_kind,
+)
+from ._vocab import alternation, required_words, words_param
+
+__all__ = ["AnswerLabel", "AnswerStatement", "Conclusion", "FirstPersonPick", "OptionVerdict"]
+
+_KIND_OF: Final[dict[str, StatementKind]] = {
+    "letter": "commitment",
+    "hedge": "hedge",
+    "retract": "retraction",
+    "none": "no_option",
+    "value": "value",
+}
+_STRICT_END: Final = re.compile(r"[\s*_`'\".!)\]]*+(?:\n|$)")
+_SENTENCE_STOP: Final = re.compile(r"(?<!\d)\.(?!\d)|\.(?=\s)|\n")
+# An answer line whose letter is followed by commentary, not by another question's option text.
+_COMMENTARY: Final = re.compile(
+    r"(?i:(?:the|this|there|it|its|however|but|although|note|which|since|because|as|so|and|if|with)\b|[(\[])|"
+    r".*\b(?i:answer|option|closest|calculat\w*|question|discrepanc\w*|error|correct|approximat\w*)\b"
+)
+_LINE_OPENERS: Final = ("", "the", "answer:", "answer: the")
+
+
+def _pick(found: Sequence[Candidate], which: Which) -> Extraction | None:
+    """What a finder reports under ``first_step``: its first or last candidate that says something."""
+    ordered = found if which == "first" else reversed(found)
+    for candidate in ordered:
+        extraction = extraction_of(candidate)
+        if extraction is not None:
+            return extraction
+    return None
+
+
+def _strictly(context: Context, reading: Reading) -> Reading:
+    """``payload: strict``: only a lone letter ending its line counts."""
+    if reading.kind == "letter" and not reading.tail and _STRICT_END.match(context.folded, reading.end):
+        return reading
+    return Reading("empty", (), reading.end)
+
+
+def _statement(
+    context: Context,
+    reading: Reading,
+    start: int,
+    *,
+    final: bool = False,
+    part: bool = False,
+    how: str,
+    origin: str = "labelled",
+) -> Candidate | None:
+    kind = _KIND_OF.get(reading.kind)
+    if kind is None:
+        return None
+    return context.candidate(
+        kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
+        value=reading.value or reading.tail, how=how, origin=origin,
+    )  # fmt: skip
+
+
+def _foreign_line(context: Context, candidate: Candidate) -> bool:
+    """An answer line that gives another question's option ("The answer is ... B. They possess
+    an open circulatory system", where no option says so): it starts its line, the text after
+    its letter is not commentary and shares almost no words with this sample's options."""
+    text = context.folded
+    letter = candidate.letter
+    if letter is None or not candidate.value:
+        return False
+    line_start = text.rfind("\n", max(0, candidate.start - 40), candidate.start) + 1
+    if line_start == 0 and candidate.start > 40:
+        return False
+    opener = text[line_start : candidate.start].strip(" \t*_#>-").lower()
+    return (
+        opener in _LINE_OPENERS
+        and not _COMMENTARY.match(candidate.value)
+        and context.features.foreign(candidate.value, letter)
+    )
+
+
+# --- "the answer is (B)" -------------------------------------------------------------------------
+
+
+@register_step_kind("answer_statement")
+@attrs.frozen(kw_only=True)
+class AnswerStatement:
+    """An answer noun with a link and a payload: "the answer is (B)", "Final Answer: C",
+    "the correct option is B", "the answer to (a) is (C)", ``{"answer": "D"}``.
+
+    ``nouns`` always open a statement; ``qualified_nouns`` ("option", "choice") only after one
+    of the ``qualifiers`` ("the correct option is"), since "one option is (C)" is a mention.
+    ``final_qualifiers`` ("final", "overall") make it an explicit final marker. ``links`` are
+    the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too.
+    The payload is read in place (``payload: lenient``: hedges, retractions, "none of the
+    options" and values are told apart; ``strict``: a lone letter only). A value followed in its
+    sentence by a bracketed letter ("the answer is 23,500 yards, which is (B)") is that letter.
+    """
+
+    nouns: tuple[str, ...] = attrs.field(converter=words_param("nouns"))
+    qualified_nouns: tuple[str, ...] = attrs.field(
+        default=(), converter=words_param("qualified_nouns", required=False)
+    )
+    qualifiers: tuple[str, ...] = attrs.field(converter=words_param("qualifiers"))
+    final_qualifiers: tuple[str, ...] = attrs.field(
+        default=(), converter=words_param("final_qualifiers", required=False)
+    )
+    links: tuple[str, ...] = attrs.field(converter=words_param("links"))
+    payload: PayloadReading = "lenient"
+    which: Which = "last"
+    _noun: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _qualifier_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _final: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _rest: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        qualifier = alternation(self.qualifiers)
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_("_noun", re.compile(alternation((*self.nouns, *self.qualified_nouns))))
+        set_("_qualifier_before", re.compile(rf"{qualifier}\s++(?:{qualifier}\s++)?$"))
+        set_("_final", re.compile(alternation(self.final_qualifiers)))
+        links = alternation(self.links)
+        set_(
+            "_rest",
+            re.compile(
+                r"(?:\s++(?:choice|option|letter))?"
+                r"(?P<part>\s++(?:to|for|of)\s++(?:the\s++)?(?:part|question|sub-?question)?\s*+"
+                r"\(?[a-h1-9ivx]{1,3}\)(?!\w)|"
+                r"\s++(?:to|for)\s++part\s++\(?[a-h1-9]\)?(?!\w)|"
+                r"\s++(?:to|for)\s++(?:the\s++)?(?:first|second|third|fourth|last|1st|2nd|3rd)\s++"
+                r"(?:question|part|case|situation|statement))?"
+                r"(?:\s++(?:to|for)\s++(?:this|the|your|the\s++given|the\s++above)\s++"
+                r"(?:question|problem|multiple[-\s]choice\s++question))?"
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=])|\s++[-–—]\s|[ \t]++(?=\([a-z]\)))"
+            ),
+        )
+        set_("_gates", required_words((*self.nouns, *self.qualified_nouns)) or ("",))
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None or not any(gate in low for gate in self._gates):
+            return []
+        text = context.folded
+        found: list[Candidate] = []
+        for head, qualifier, noun_is_primary, rest in self._statements(low, len(text)):
+            link = rest.group("link").strip()
+            reading = read_at(text, rest.end(), min(len(text), rest.end() + MAX_PAYLOAD))
+            if self.payload == "strict":
+                reading = _strictly(context, reading)
+            if reading.kind == "empty":
+                continue
+            if link in ("", "-", "–", "—") and reading.kind not in ("letter", "retract"):
+                continue  # "our answer (B)": without a link verb only a letter counts
+            final = bool(qualifier) and self._final.search(qualifier) is not None
+            part = rest.group("part") is not None
+            how = "answer statement" if noun_is_primary else "qualified option statement"
+            if reading.kind == "value":
+                lettered = self._letter_after_value(context, reading, head, final=final, part=part)
+                if lettered is not None:
+                    found.append(lettered)
+                    continue
+            candidate = _statement(context, reading, head, final=final, part=part, how=how)
+            if candidate is None:
+                continue
+            if candidate.kind == "commitment" and reading.tail:
+                candidate = self._with_tail(context, candidate, reading)
+            found.append(candidate)
+        return found
+
+    def _statements(self, low: str, n: int) -> list[tuple[int, str, bool, re.Match[str]]]:
+        """(head, qualifier, primary noun, link match) of each answer noun that opens a statement."""
+        out = []
+        primary = self.nouns
+        for noun in self._noun.finditer(low):
+            a, z = noun.start(), noun.end()
+            if a > 0 and low[a - 1].isalpha():
+                continue
+            is_primary = noun.group() in primary
+            if z < n and low[z] == "s":
+                z += 1
+            if z < n and (low[z].isalpha() if is_primary else low[z].isalnum()):
+                continue
+            if not is_primary and (a == 0 or not low[a - 1].isspace()):
+                continue
+            qualifier_match = self._qualifier_before.search(low, max(0, a - 48), a)
+            if (
+                qualifier_match is not None
+                and qualifier_match.start() > 0
+                and low[qualifier_match.start() - 1].isalnum()
+            ):
+                qualifier_match = None  # the qualifier must start a word
+            if not is_primary and qualifier_match is None:
+                continue  # "one option is (C)": a mention unless qualified
+            rest = self._rest.match(low, z, n)
+            if rest is None:
+                continue
+            head = qualifier_match.start() if qualifier_match is not None else a
+            out.append((head, qualifier_match.group() if qualifier_match else "", is_primary, rest))
+        return out
+
+    def _letter_after_value(
+        self, context: Context, reading: Reading, head: int, *, final: bool, part: bool
+    ) -> Candidate | None:
+        """"the answer is 23,500 yards, which is (B)": a bracketed letter in the value's sentence."""
+        text = context.folded
+        stop_limit = min(len(text), reading.end + 200)
+        stop = _SENTENCE_STOP.search(text, reading.end, stop_limit)
+        stop_at = stop.start() if stop else stop_limit
+        letters = tuple(
+            dict.fromkeys(
+                m.group(1) for m in BRACKETED_LETTER.finditer(text, reading.end - len(reading.value), stop_at)
+            )
+        )
+        if not letters:
+            return None
+        kind: StatementKind = "commitment" if len(letters) == 1 else "hedge"
+        return context.candidate(
+            kind, head, stop_at, letters, final=final, part=part, how="answer statement (a value, then its letter)"
+        )
+
+    @staticmethod
+    def _with_tail(context: Context, candidate: Candidate, reading: Reading) -> Candidate:
+        """"The answer is B. Bent": the option's own text extends the statement; another
+        question's option text marks it foreign."""
+        letter = candidate.letters[0]
+        tail = reading.tail
+        if context.features.echoes(tail, letter) or len(tail.split()) <= 4:
+            at = context.folded.find(tail, reading.end, reading.end + 8 + len(tail))
+            if at != -1:
+                candidate = candidate._replace(end=max(candidate.end, at + len(tail)))
+        if _foreign_line(context, candidate):
+            candidate = candidate._replace(foreign=True)
+        return candidate
+
+
+# --- "Antwort: C", "la respuesta es (B)" ---------------------------------------------------------
+
+
+def _bounded(label: str) -> str:
+    """The label as a pattern; labels in scripts that separate words must stand as words."""
+    pattern = alternation((label,))
+    script = unicodedata.name(label[0], "")
+    if script.startswith(("LATIN", "CYRILLIC")):
+        return rf"(?<!\w){pattern}(?!\w)"
+    return pattern
+
+
+@register_step_kind("answer_label")
+@attrs.frozen(kw_only=True)
+class AnswerLabel:
+    """An answer label followed by a colon ("Antwort: C", "答案：C", "الإجابة: ب"), or an answer
+    phrase followed by its payload ("Die Antwort ist (D)", "答えは B").
+
+    ``labels`` need a colon after them, ``phrases`` do not; both are literal, any script.
+    """
+
+    labels: tuple[str, ...] = attrs.field(default=(), converter=words_param("labels", required=False))
+    phrases: tuple[str, ...] = attrs.field(default=(), converter=words_param("phrases", required=False))
+    payload: PayloadReading = "lenient"
+    which: Which = "last"
+    _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _ascii_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        alternatives = [rf"{_bounded(label)}[ \t*_]*+[:：]" for label in self.labels]
+        alternatives += [rf"{_bounded(phrase)}[ \t*_]*+" for phrase in self.phrases]
+        pattern = "|".join(alternatives) or "(?!)"
+        object.__setattr__(self, "_pattern", re.compile(pattern))
+        # An ASCII text can only hold the ASCII entries: test one word of each before running
+        # the pattern; any other text runs it.
+        ascii_entries = [e for e in (*self.labels, *self.phrases) if e.isascii()]
+        gates = required_words(ascii_entries) if ascii_entries else ()
+        object.__setattr__(self, "_ascii_gates", ("",) if gates is None else gates)
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None:
+            return []
+        if low.isascii() and not any(gate in low for gate in self._ascii_gates):
+            return []
+        text = context.folded
+        found = []
+        for match in self._pattern.finditer(low):
+            reading = read_at(text, match.end(), min(len(text), match.end() + 200))
+            if self.payload == "strict":
+                reading = _strictly(context, reading)
+            candidate = _statement(context, reading, match.start(), how="answer label")
+            if candidate is not None:
+                found.append(candidate)
+        return found
+
+
+# --- "(C) is the correct answer", "making (C) the correct answer" ---------------------------------
+
+_LETTER_BEFORE: Final = re.compile(
+    r"(?P<lead>\b(?:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
+    r"\b(?P<L>[A-Z])\b(?P<c>[)\]])?[*_]*+\s*+$"
+)
+_JUDGED: Final = re.compile(
+    r"\(?\b([A-Z])\b\)?[*_]*+\s++is\s++(?:true|false|not\s++true|incorrect|correct)\b"
+)
+
+
+@register_step_kind("option_verdict")
+@attrs.frozen(kw_only=True)
+class OptionVerdict:
+    """An option judged to be the answer: "(I) is the correct answer", "Option C is correct",
+    "B is the best choice", ", making (C) the correct answer".
+
+    ``verdicts`` are the words that judge ("correct", "best", "the answer"), ``verbs`` what
+    links the letter to them ("is", "would be"). A bare "A" or "I" is English, and a letter after
+    one of the ``conditions`` ("if", "whether", "suppose") is hypothetical. "(H) is true" counts
+    only as a stray letter, and only when no other option is judged true or false.
+    """
+
+    verdicts: tuple[str, ...] = attrs.field(converter=words_param("verdicts"))
+    verbs: tuple[str, ...] = attrs.field(converter=words_param("verbs"))
+    conditions: tuple[str, ...] = attrs.field(default=(), converter=words_param("conditions", required=False))
+    which: Which = "last"
+    _anchor: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        verbs = alternation(self.verbs)
+        verdicts = alternation(self.verdicts)
+        object.__setattr__(
+            self,
+            "_anchor",
+            re.compile(
+                rf"(?<=[\s*_)\]]){verbs}\s++(?:therefore\s++|thus\s++|clearly\s++|then\s++|indeed\s++|"
+                rf"definitely\s++|also\s++)?(?:the\s++)?(?:(?:most|only|single|one)\s++)?"
+                rf"(?P<adj>{verdicts})\b(?!\s++(?:for|to)\s++(?:part|\())(?!\s++(?:because|since|as|but)\b)"
+            ),
+        )
+        object.__setattr__(
+            self,
+            "_makes",
+            re.compile(
+                r"\b(?:makes?|making|leaves?|leaving|is|as)\s++(?:option\s++|choice\s++)?(?P<o>\()?"
+                r"(?P<L>[A-Z])(?(o)\))\s++(?:as\s++)?the\s++(?:only\s++|most\s++\w++\s++)?"
+                r"(?:correct|right|best|valid)\s++(?:answer|option|choice)"
+            ),
+        )
+        object.__setattr__(
+            self, "_condition", re.compile(rf"\b{alternation(self.conditions)}\b[^.\n]{{0,30}}$", re.IGNORECASE)
+        )
+        object.__setattr__(self, "_gates", required_words(self.verdicts) or ("",))
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None or not any(gate in low for gate in self._gates):
+            return []
+        text = context.folded
+        found: list[Candidate] = []
+        for anchor in self._anchor.finditer(text):
+            before = _LETTER_BEFORE.search(text, max(0, anchor.start() - 24), anchor.start())
+            if before is None:
+                continue
+            letter = before["L"]
+            if not (before["lead"] or before["o"] or before["c"]) and letter in "AI":
+                continue  # a bare capital A or I is English ("A is the best ...")
+            if anchor["adj"] == "true":
+                if before["lead"] and len({m.group(1) for m in _JUDGED.finditer(text)}) == 1:
+                    found.append(
+                        context.candidate(
+                            "stray", before.start(), anchor.end(), (letter,), how="a statement judged true",
+                            origin="evaluation",
+                        )
+                    )  # fmt: skip
+                continue
+            if self.conditions and self._condition.search(text, max(0, before.start() - 40), before.start()):
+                continue
+            found.append(
+                context.candidate(
+                    "commitment", before.start(), anchor.end(), (letter,), how="an option judged the answer",
+                    origin="evaluation",
+                )
+            )  # fmt: skip
+        if " the " in low:
+            for match in self._makes.finditer(text):
+                found.append(
+                    context.candidate(
+                        "commitment", match.start(), match.end(), (match["L"],),
+                        how="an option made the answer", origin="evaluation",
+                    )
+                )  # fmt: skip
+        found.sort(key=lambda c: c.start)
+        return found
+
+
+# --- "I'd go with B", "the best one is C" --------------------------------------------------------
+
+_CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
+
+
+@register_step_kind("first_person_pick")
+@attrs.frozen(kw_only=True)
+class FirstPersonPick:
+    """A first-person pick: "I'd go with B", "I choose option B", "we select (C)", "I think it's
+    B", or a superlative one: "the best one is C", "the closest would be (D)".
+
+    ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the".
+    A superlative pick's letter must close its clause ("the best is A good ..." is prose).
+    """
+
+    verbs: tuple[str, ...] = attrs.field(converter=words_param("verbs"))
+    superlatives: tuple[str, ...] = attrs.field(default=(), converter=words_param("superlatives", required=False))
+    which: Which = "last"
+    _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        verbs = alternation(self.verbs)
+        superlatives = alternation(self.superlatives)
+        pattern = (
+            r"\b(?P<who>i|we)(?:\s*+['’]\s*+(?:d|ll)|\s++(?:will|would|shall|should|must|can|might|do))?"
+            rf"(?:\s++(?:have\s++to|probably|definitely|then|therefore))?\s++{verbs}\s++"
+        )
+        if self.superlatives:
+            pattern += (
+                rf"|\bthe\s++{superlatives}(?:\s++one|\s++match|\s++fit)?\s++"
+                r"(?:is|would\s++be|seems\s++to\s++be)\s++"
+            )
+        object.__setattr__(self, "_pattern", re.compile(pattern))
+        gates = required_words(self.verbs)
+        superlatives_first = required_words(self.superlatives) if self.superlatives else ()
+        if gates is None or superlatives_first is None:
+            gates = ("",)  # an entry without a literal first word: no cheap test
+        else:
+            gates = (*gates, *("the " + word for word in superlatives_first))
+        object.__setattr__(self, "_gates", tuple(dict.fromkeys(gates)))
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None or not any(gate in low for gate in self._gates):
+            return []
+        text = context.folded
+        found = []
+        for match in self._pattern.finditer(low):
+            reading = read_at(text, match.end(), min(len(text), match.end() + 80))
+            if reading.kind not in ("letter", "hedge"):
+                continue
+            if reading.kind == "letter" and match["who"] is None and not _CLAUSE_END.match(text, reading.end):
+                continue  # "the best is A good ...": only a letter closing its clause
+            candidate = _statement(context, reading, match.start(), how="a first-person pick", origin="pick")
+            if candidate is not None:
+                found.append(candidate)
+        return found
+
+
+# --- "So, B." ------------------------------------------------------------------------------------
+
+
+@register_step_kind("conclusion")
+@attrs.frozen(kw_only=True)
+class Conclusion:
+    """A sentence that opens with a concluding word and ends with a letter: "So, B.",
+    "Therefore, (C).", "Thus option B". Only the last ``window`` characters are read: such a
+    sentence closes a response. The letter must be a capital and an option.
+    """
+
+    words: tuple[str, ...] = attrs.field(converter=words_param("words"))
+    window: int = 600
+    which: Which = "last"
+    _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "_pattern",
+            re.compile(
+                rf"(?:^|(?<=[.!?:\n])[ \t]*+|\n)[ \t]*+[*_]*+{alternation(self.words)}[*_]*+[ \t]*+[,:]?[ \t]*+"
+                r"(?:it\s*+['’]?s\s++|it\s++is\s++)?"
+            ),
+        )
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return _pick(self.find(context), self.which)
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None:
+            return []
+        start = max(0, len(low) - self.window)
+        text = context.folded
+        found = []
+        for match in self._pattern.finditer(low, start):
+            reading = read_at(text, match.end(), min(len(text), match.end() + 40), lowercase=False)
+            if reading.kind != "letter" or reading.letters[0] not in context.options:
+                continue
+            if _CLAUSE_END.match(text, reading.end):
+                found.append(
+                    context.candidate(
+                        "commitment", match.start(), reading.end, reading.letters,
+                        how="a concluding sentence", origin="evaluation",
+                    )
+                )  # fmt: skip
+        return found
