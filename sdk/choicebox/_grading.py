@@ -127,19 +127,28 @@ def _strip_reasoning(text: str) -> str | None:
     return rest
 
 
+# Possessive blanks after the sentence end: a run of 20,000 newlines is passed over once.
 _REFUSAL_RE: Final = re.compile(
-    r"(?:^|[.!?]\s+|\n)\s*(?:I['’]?m\s+sorry|I\s+am\s+sorry|I\s+apologi[sz]e|"
+    r"(?:^|[.!?]\s++|\n)\s*+(?:I['’]?m\s+sorry|I\s+am\s+sorry|I\s+apologi[sz]e|"
     r"I\s+(?:cannot|can['’]?t|won['’]?t|will\s+not|am\s+unable\s+to|['’]m\s+unable\s+to|"
     r"must\s+decline\s+to|do\s+not\s+feel\s+comfortable)\s+"
     r"(?:help|answer|assist|provide|comply|respond|choose|select|determine|pick)|"
     r"As\s+an\s+AI\b)",
     re.IGNORECASE,
 )
+# Every refusal the pattern knows holds one of these: most outputs are ruled out by them alone.
+_REFUSAL_WORDS: Final = (
+    "sorry", "apologi", "cannot", "can't", "can’t", "cant", "won't", "won’t", "wont", "will not",
+    "unable", "decline", "comfortable", "as an ai",
+)  # fmt: skip
 
 
 def _is_refusal(text: str) -> bool:
     # A refusal is short or says so up front; a long answer that mentions "I can't" is not one.
     head = text[:600] if len(text) > 600 else text
+    lowered = head.lower()
+    if not any(map(lowered.__contains__, _REFUSAL_WORDS)):
+        return False
     return _REFUSAL_RE.search(head) is not None
 
 
@@ -240,7 +249,7 @@ def grade_text(
                 errors=errors,
             )
         text = stripped
-    if not text.strip():
+    if not text or text.isspace():
         return _verdict(
             mode,
             expected,

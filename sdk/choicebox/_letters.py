@@ -34,6 +34,7 @@ _LOCAL_LETTERS: Final = {
 _LOCAL_CLASS: Final = "".join(_LOCAL_LETTERS)
 # Only a standalone mapped character is a letter: inside a word (الجواب holds ج and ب) it is not.
 _LOCAL_RE: Final = re.compile(rf"(?<!\w)[{_LOCAL_CLASS}](?!\w)")
+_LOCAL_ANY: Final = re.compile(f"[{_LOCAL_CLASS}]")
 _FULLWIDTH_RE: Final = re.compile("[\uff01-\uff5e]")
 
 
@@ -41,7 +42,7 @@ def localise_letters(text: str) -> str:
     """Fullwidth forms to ASCII, and standalone Arabic/Bengali option letters to Latin ones."""
     if _FULLWIDTH_RE.search(text):
         text = _FULLWIDTH_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
-    if _LOCAL_RE.search(text):
+    if _LOCAL_ANY.search(text):
         text = _LOCAL_RE.sub(lambda m: _LOCAL_LETTERS[m.group()], text)
     return text
 
@@ -64,9 +65,11 @@ def fold_letters(text: str) -> str:
     if "<" in folded and _SPECIAL_TOKEN_RE.search(folded):
         folded = _SPECIAL_TOKEN_RE.sub(lambda m: " " * len(m.group()), folded)
     if not folded.isascii():
-        folded = _LOCAL_RE.sub(lambda m: _LOCAL_LETTERS[m.group()], folded.translate(_FULLWIDTH_TABLE))
-        if folded == text:
-            return text
+        # Each rewrite only when its characters occur: ``translate`` looks up every character.
+        if _FULLWIDTH_RE.search(folded):
+            folded = folded.translate(_FULLWIDTH_TABLE)
+        if _LOCAL_ANY.search(folded):
+            folded = _LOCAL_RE.sub(lambda m: _LOCAL_LETTERS[m.group()], folded)
     return folded
 
 
@@ -297,17 +300,17 @@ def match_option_text(
     wanted = normalise_option_text(text, punctuation=punctuation, numeric=numeric)
     if not wanted:
         return None
-    normalised = _normalised_options(tuple(options.items()), punctuation, numeric)
-    hits = [letter for letter, option in normalised if option == wanted]
+    hits = []
+    size = len(wanted)
+    for letter, option in options.items():
+        # An ASCII option without digits only shrinks when normalised (blanks and punctuation
+        # collapse, case folds in place): one shorter than the wanted text cannot equal it, and
+        # is not normalised at all. Most options of a long output are skipped this way.
+        if len(option) < size and option.isascii() and _DIGIT_RE.search(option) is None:
+            continue
+        if normalise_option_text(option, punctuation=punctuation, numeric=numeric) == wanted:
+            hits.append(letter)
     return hits[0] if len(hits) == 1 else None
 
 
-@functools.lru_cache(maxsize=512)
-def _normalised_options(
-    options: tuple[tuple[str, str], ...], punctuation: bool, numeric: bool
-) -> tuple[tuple[str, str], ...]:
-    # A sample's options are normalised once, not on every grade call that compares text.
-    return tuple(
-        (letter, normalise_option_text(text, punctuation=punctuation, numeric=numeric))
-        for letter, text in options
-    )
+_DIGIT_RE: Final = re.compile(r"\d")

@@ -23,7 +23,7 @@ from typing import Any
 
 from choicebox._errors import ParameterError
 
-__all__ = ["alternation", "phrases", "required_words", "words_param"]
+__all__ = ["alternation", "last_words", "occurrences", "phrases", "required_words", "words_param"]
 
 
 def phrases(value: str | Sequence[str], name: str) -> tuple[str, ...]:
@@ -77,6 +77,35 @@ def required_words(entries: Sequence[str]) -> tuple[str, ...] | None:
             return None
         words.extend(best)
     return tuple(dict.fromkeys(words))
+
+
+def last_words(entries: Sequence[str]) -> frozenset[str] | None:
+    """Every word a match of ``entries`` can end with (lowercase, alternatives spelt out), for a
+    cheap test of the word before a position; ``None`` when an entry ends in a wildcard."""
+    words: set[str] = set()
+    for entry in entries:
+        for word in reversed(entry.split()):
+            optional = word.endswith("?")
+            core = word[:-1] if optional else word
+            if core in ("*", "...", "…") or core.endswith("*"):
+                return None
+            words.update(choice.replace("’", "'") for choice in core.split("/") if choice)
+            if not optional:
+                break
+        else:
+            return None
+    return frozenset(words)
+
+
+def occurrences(text: str, word: str, start: int = 0, stop: int | None = None) -> list[int]:
+    """Where ``word`` occurs in ``text[start:stop]``: ``str.find`` at C speed, no pattern."""
+    end = len(text) if stop is None else stop
+    found = []
+    at = text.find(word, start, end)
+    while at != -1:
+        found.append(at)
+        at = text.find(word, at + 1, end)
+    return found
 
 
 def _entry(entry: str) -> str:

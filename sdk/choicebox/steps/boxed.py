@@ -80,7 +80,8 @@ def _said(reading: BoxReading, options: Mapping[str, str]) -> tuple[str, ...]:
 
 def _hedged(context: Context) -> dict[int, tuple[str, ...]]:
     """Box start -> the distinct things said by its hedge group, for boxes joined by hedge words
-    to boxes that say something else. One pass over the boxes and the gaps between them."""
+    to boxes that say something else, at least one of them a letter (boxes of values joined by
+    "and" are values). One pass over the boxes and the gaps between them."""
     boxes = context.box_readings()
     hedged: dict[int, tuple[str, ...]] = {}
     group: list[int] = [0] if boxes else []
@@ -91,7 +92,7 @@ def _hedged(context: Context) -> dict[int, tuple[str, ...]]:
         if joined:
             group.append(index)
             continue
-        if len(group) > 1:
+        if len(group) > 1 and any(_letter_of(boxes[i][1]) or boxes[i][1].kind == "letters" for i in group):
             said = tuple(
                 dict.fromkeys(x for i in group for x in _said(boxes[i][1], context.options))
             )
@@ -102,6 +103,7 @@ def _hedged(context: Context) -> dict[int, tuple[str, ...]]:
     return hedged
 
 
+_NUMBER_START: Final = frozenset("0123456789-+.$")
 _BARE_BOX: Final = re.compile(r"\\(?:boxed|fbox)[ \t]++(?=[(\[]?[A-Za-z]\b)")
 
 
@@ -213,9 +215,13 @@ class BoxedLetter:
             letters = tuple(dict.fromkeys(x.upper() for x in reading.letters))
             return context.candidate("hedge", box.start, box.end, letters, how="a box listing several letters")
         letter = _letter_of(reading)
-        if letter is None or (
-            reading.kind == "labelled"
-            and (self.payload == "strict" or _labelled_is_option_text(reading, context.options))
+        if (
+            letter is None
+            or reading.raw[:1] in _NUMBER_START  # "40 g", "270 L", "-1": a value with its unit
+            or (
+                reading.kind == "labelled"
+                and (self.payload == "strict" or _labelled_is_option_text(reading, context.options))
+            )
         ):
             return context.candidate("value", box.start, box.end, value=reading.raw, how="a box holding no letter")
         if letter.islower() and not self.lowercase:

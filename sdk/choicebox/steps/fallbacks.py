@@ -16,7 +16,7 @@ import attrs
 from choicebox._letters import ambiguous_letters
 
 from ._api import Candidate, Context, Extraction, Which, register_step_kind
-from ._vocab import alternation, words_param
+from ._vocab import alternation, occurrences, words_param
 from .statements import _pick
 
 __all__ = ["ClosingAnswer", "ClosingValue", "StrayLetter"]
@@ -69,12 +69,34 @@ class StrayLetter:
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
 
+    @staticmethod
+    def _matches(text: str, low: str, lo: int, hi: int) -> list[re.Match[str]]:
+        """The matches of ``_STRAY`` in ``text[lo:hi]``, tried only where one can start: at
+        "(X)", "option", "choice" and "or " (as ``finditer`` would, without overlaps)."""
+        starts = [at for at in occurrences(text, "(", lo, hi) if text[at + 1 : at + 3].isupper()]
+        for word in ("option", "choice", "or "):
+            starts += occurrences(low, word, lo, hi)
+        starts.sort()
+        out: list[re.Match[str]] = []
+        end = lo
+        for at in starts:
+            if at < end:
+                continue
+            match = _STRAY.match(text, at, hi)
+            if match is not None:
+                out.append(match)
+                end = match.end()
+        return out
+
     def find(self, context: Context) -> list[Candidate]:
         text = context.folded
+        low = context.low
+        if low is None:
+            return []
         lo, hi = context.window
         found = []
         features = context.features
-        for match in _STRAY.finditer(text, lo, hi):
+        for match in self._matches(text, low, lo, hi):
             letter = match["L1"] or match["L2"] or match["L3"]
             if match["end"]:
                 tail = _TAIL_AFTER_SPACE.match(text, match.end(), hi)
@@ -93,7 +115,8 @@ class StrayLetter:
                 continue
             if {m.group(1) for m in _BRACKETED.finditer(sentence)} - {letter}:
                 continue  # "(A) ..., (B) ..., (C)": a listing of options, not a choice
-            if ambiguous_letters(sentence, context.options):
+            listed = ambiguous_letters(sentence, context.options)
+            if len(listed) >= 3 or (match["L3"] and listed):
                 continue  # "one letter: A, B, C or D": the options listed, not a choice
             before = text[sentence_start : match.start()]
             if not (
@@ -190,25 +213,25 @@ class ClosingAnswer:
         low = context.low
         if low is None:
             return []
-        end = len(low.rstrip())
-        start = max(0, end - self.window)
-        match = _CLOSING.search(low, start, end)
+        end = len(low)
+        while end and low[end - 1].isspace():
+            end -= 1
+        match = _CLOSING.search(low, max(0, end - self.window), end)
         if match is None or low.count(self.noun) != 1:
             return []
-        for word in self.unless:
-            if word in low:
-                return []
+        if any(map(low.__contains__, self.unless)):
+            return []
         before = match.start()
         text = context.folded
         if "(" in text[:before] and _UPPER_BRACKETED.search(text, 0, before):
             return []
-        letter = match.group(1).upper()
         at = low.rfind(self.noun, 0, match.end())
         return [
-            context.candidate(
-                "commitment", at, match.end(), (letter,), settles=True, how="a plain closing answer statement"
+            Candidate(
+                "commitment", at, match.end(), (match.group(1).upper(),), settles=True,
+                how="a plain closing answer statement", step=context.step_id,
             )
-        ]
+        ]  # fmt: skip
 
 
 _UPPER_BRACKETED: Final = re.compile(r"(?<![\w\\^_)\]])\([A-Z]\)")

@@ -81,7 +81,7 @@ class OtherQuestions:
         if low is None:
             return []
         found: list[Candidate] = []
-        if any(gate in low for gate in self._gates) or low.startswith("q"):
+        if any(map(low.__contains__, self._gates)) or low.startswith("q"):
             found += self._headings(context, low)
         recap = self._recap_start(low)
         if recap is not None:
@@ -119,7 +119,7 @@ class OtherQuestions:
 
     def _recap_start(self, low: str) -> int | None:
         """The first recap: a numbered list of answers, or a recap phrase followed by a list."""
-        if not any(gate in low for gate in self._recap_gates):
+        if not any(map(low.__contains__, self._recap_gates)):
             return None
         starts = []
         numbered = _NUMBERED_RECAP.search(low) if ("(1)" in low or "\n1" in low) else None

@@ -30,7 +30,7 @@ from ._api import (
     extraction_of,
     register_step_kind,
 )
-from ._vocab import alternation, required_words, words_param
+from ._vocab import alternation, last_words, occurrences, required_words, words_param
 
 __all__ = ["AnswerLabel", "AnswerStatement", "Conclusion", "FirstPersonPick", "OptionVerdict"]
 
@@ -135,16 +135,15 @@ class AnswerStatement:
     links: tuple[str, ...] = attrs.field(converter=words_param("links"))
     payload: PayloadReading = "lenient"
     which: Which = "last"
-    _noun: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _qualifier_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _final: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _rest: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _qualifier_ends: frozenset[str] | None = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         qualifier = alternation(self.qualifiers)
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
-        set_("_noun", re.compile(alternation((*self.nouns, *self.qualified_nouns))))
         set_("_qualifier_before", re.compile(rf"{qualifier}\s++(?:{qualifier}\s++)?$"))
         set_("_final", re.compile(alternation(self.final_qualifiers)))
         links = alternation(self.links)
@@ -163,13 +162,14 @@ class AnswerStatement:
             ),
         )
         set_("_gates", required_words((*self.nouns, *self.qualified_nouns)) or ("",))
+        set_("_qualifier_ends", last_words(self.qualifiers))
 
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None or not any(gate in low for gate in self._gates):
+        if low is None:
             return []
         text = context.folded
         found: list[Candidate] = []
@@ -201,33 +201,43 @@ class AnswerStatement:
     def _statements(self, low: str, n: int) -> list[tuple[int, str, bool, re.Match[str]]]:
         """(head, qualifier, primary noun, link match) of each answer noun that opens a statement."""
         out = []
-        primary = self.nouns
-        for noun in self._noun.finditer(low):
-            a, z = noun.start(), noun.end()
+        nouns = [(a, noun, True) for noun in self.nouns for a in occurrences(low, noun)]
+        nouns += [(a, noun, False) for noun in self.qualified_nouns for a in occurrences(low, noun)]
+        if len(self.nouns) + len(self.qualified_nouns) > 1:
+            nouns.sort()
+        for a, noun, is_primary in nouns:
+            z = a + len(noun)
             if a > 0 and low[a - 1].isalpha():
                 continue
-            is_primary = noun.group() in primary
             if z < n and low[z] == "s":
                 z += 1
             if z < n and (low[z].isalpha() if is_primary else low[z].isalnum()):
                 continue
             if not is_primary and (a == 0 or not low[a - 1].isspace()):
                 continue
-            qualifier_match = self._qualifier_before.search(low, max(0, a - 48), a)
-            if (
-                qualifier_match is not None
-                and qualifier_match.start() > 0
-                and low[qualifier_match.start() - 1].isalnum()
-            ):
-                qualifier_match = None  # the qualifier must start a word
-            if not is_primary and qualifier_match is None:
-                continue  # "one option is (C)": a mention unless qualified
             rest = self._rest.match(low, z, n)
             if rest is None:
                 continue
+            qualifier_match = self._qualifier(low, a)
+            if not is_primary and qualifier_match is None:
+                continue  # "one option is (C)": a mention unless qualified
             head = qualifier_match.start() if qualifier_match is not None else a
             out.append((head, qualifier_match.group() if qualifier_match else "", is_primary, rest))
         return out
+
+    def _qualifier(self, low: str, a: int) -> re.Match[str] | None:
+        """The qualifiers right before the noun at ``a`` ("the final answer", "correct option")."""
+        if a == 0 or not low[a - 1].isspace():
+            return None
+        if self._qualifier_ends is not None:
+            # Most nouns follow "the": test the word before before running the pattern.
+            window = low[max(0, a - 24) : a].split()
+            if not window or window[-1].replace("’", "'") not in self._qualifier_ends:
+                return None
+        match = self._qualifier_before.search(low, max(0, a - 48), a)
+        if match is not None and match.start() > 0 and low[match.start() - 1].isalnum():
+            return None  # the qualifier must start a word
+        return match
 
     def _letter_after_value(
         self, context: Context, reading: Reading, head: int, *, final: bool, part: bool
@@ -291,17 +301,19 @@ class AnswerLabel:
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _ascii_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _first_letters: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         alternatives = [rf"{_bounded(label)}[ \t*_]*+[:：]" for label in self.labels]
         alternatives += [rf"{_bounded(phrase)}[ \t*_]*+" for phrase in self.phrases]
         pattern = "|".join(alternatives) or "(?!)"
         object.__setattr__(self, "_pattern", re.compile(pattern))
-        # An ASCII text can only hold the ASCII entries: test one word of each before running
-        # the pattern; any other text runs it.
-        ascii_entries = [e for e in (*self.labels, *self.phrases) if e.isascii()]
-        gates = required_words(ascii_entries) if ascii_entries else ()
-        object.__setattr__(self, "_ascii_gates", ("",) if gates is None else gates)
+        # Before the pattern runs, test one word each entry cannot do without: an ASCII text can
+        # only hold the ASCII words; another word is tested by its first non-ASCII letter.
+        required = required_words((*self.labels, *self.phrases)) or ("",)
+        object.__setattr__(self, "_ascii_gates", tuple(w for w in required if w.isascii()))
+        firsts = {next(ch for ch in word if not ch.isascii()) for word in required if not word.isascii()}
+        object.__setattr__(self, "_first_letters", tuple(sorted(firsts)))
 
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
@@ -310,7 +322,9 @@ class AnswerLabel:
         low = context.low
         if low is None:
             return []
-        if low.isascii() and not any(gate in low for gate in self._ascii_gates):
+        if not any(map(low.__contains__, self._ascii_gates)) and (
+            low.isascii() or not any(map(low.__contains__, self._first_letters))
+        ):
             return []
         text = context.folded
         found = []
@@ -329,6 +343,10 @@ class AnswerLabel:
 _LETTER_BEFORE: Final = re.compile(
     r"(?P<lead>\b(?:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
     r"\b(?P<L>[A-Z])\b(?P<c>[)\]])?[*_]*+\s*+$"
+)
+# What may stand between the verb and the verdict word: "is therefore the most correct".
+_BETWEEN_VERB_AND_VERDICT: Final = frozenset(
+    "the most only single one therefore thus clearly then indeed definitely also".split()
 )
 _JUDGED: Final = re.compile(
     r"\(?\b([A-Z])\b\)?[*_]*+\s++is\s++(?:true|false|not\s++true|incorrect|correct)\b"
@@ -355,10 +373,13 @@ class OptionVerdict:
     _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _verb_ends: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         verbs = alternation(self.verbs)
         verdicts = alternation(self.verdicts)
+        # "making (C) the correct answer" ends in a letter; the verbs end in their last word.
+        object.__setattr__(self, "_verb_ends", (last_words(self.verbs) or frozenset()) | {"as", "is"})
         object.__setattr__(
             self,
             "_anchor",
@@ -385,13 +406,39 @@ class OptionVerdict:
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
 
+    def _windows(self, low: str) -> list[tuple[int, int]]:
+        """Windows of the text around each verdict word that a verb may precede: the patterns
+        run only there. The word before the verdict (past "the", "most", an adverb) must be the
+        last word of a verb ("is", "be", "remains") or of "making (C)"."""
+        windows = []
+        for word in self._gates:
+            for at in occurrences(low, word):
+                words = low[max(0, at - 48) : at].split()
+                while words and words[-1] in _BETWEEN_VERB_AND_VERDICT:
+                    words.pop()
+                if words and (words[-1] in self._verb_ends or words[-1][-1:] == ")" or len(words[-1]) == 1):
+                    windows.append((max(0, at - 64), at + len(word) + 40))
+        return windows
+
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None or not any(gate in low for gate in self._gates):
+        if low is None:
+            return []
+        windows = self._windows(low)
+        if not windows:
             return []
         text = context.folded
+        n = len(text)
+        anchors: dict[int, re.Match[str]] = {}
+        makes: dict[int, re.Match[str]] = {}
+        for lo, hi in windows:
+            for anchor in self._anchor.finditer(text, lo, min(n, hi)):
+                anchors.setdefault(anchor.start(), anchor)
+            if " the " in low[lo:hi]:
+                for match in self._makes.finditer(text, lo, min(n, hi)):
+                    makes.setdefault(match.start(), match)
         found: list[Candidate] = []
-        for anchor in self._anchor.finditer(text):
+        for _, anchor in sorted(anchors.items()):
             before = _LETTER_BEFORE.search(text, max(0, anchor.start() - 24), anchor.start())
             if before is None:
                 continue
@@ -415,20 +462,21 @@ class OptionVerdict:
                     origin="evaluation",
                 )
             )  # fmt: skip
-        if " the " in low:
-            for match in self._makes.finditer(text):
-                found.append(
-                    context.candidate(
-                        "commitment", match.start(), match.end(), (match["L"],),
-                        how="an option made the answer", origin="evaluation",
-                    )
-                )  # fmt: skip
+        for _, match in sorted(makes.items()):
+            found.append(
+                context.candidate(
+                    "commitment", match.start(), match.end(), (match["L"],),
+                    how="an option made the answer", origin="evaluation",
+                )
+            )  # fmt: skip
         found.sort(key=lambda c: c.start)
         return found
 
 
 # --- "I'd go with B", "the best one is C" --------------------------------------------------------
 
+# Where a sentence or a line opens: after its end mark or a newline, past blanks and markdown.
+_OPENING: Final = re.compile(r"[.!?:\n][ \t]*+[*_]*+")
 _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 
 
@@ -446,43 +494,63 @@ class FirstPersonPick:
     superlatives: tuple[str, ...] = attrs.field(default=(), converter=words_param("superlatives", required=False))
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _superlative: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         verbs = alternation(self.verbs)
         superlatives = alternation(self.superlatives)
-        pattern = (
-            r"\b(?P<who>i|we)(?:\s*+['’]\s*+(?:d|ll)|\s++(?:will|would|shall|should|must|can|might|do))?"
-            rf"(?:\s++(?:have\s++to|probably|definitely|then|therefore))?\s++{verbs}\s++"
+        object.__setattr__(
+            self,
+            "_pattern",
+            re.compile(
+                r"(?P<who>i|we)(?:\s*+['’]\s*+(?:d|ll)|\s++(?:will|would|shall|should|must|can|might|do))?"
+                rf"(?:\s++(?:have\s++to|probably|definitely|then|therefore))?\s++{verbs}\s++"
+            ),
         )
-        if self.superlatives:
-            pattern += (
-                rf"|\bthe\s++{superlatives}(?:\s++one|\s++match|\s++fit)?\s++"
-                r"(?:is|would\s++be|seems\s++to\s++be)\s++"
-            )
-        object.__setattr__(self, "_pattern", re.compile(pattern))
-        gates = required_words(self.verbs)
-        superlatives_first = required_words(self.superlatives) if self.superlatives else ()
-        if gates is None or superlatives_first is None:
-            gates = ("",)  # an entry without a literal first word: no cheap test
-        else:
-            gates = (*gates, *("the " + word for word in superlatives_first))
-        object.__setattr__(self, "_gates", tuple(dict.fromkeys(gates)))
+        object.__setattr__(
+            self,
+            "_superlative",
+            re.compile(
+                rf"the\s++{superlatives}(?:\s++one|\s++match|\s++fit)?\s++(?:is|would\s++be|seems\s++to\s++be)\s++"
+            ),
+        )
+        words = required_words(self.superlatives) if self.superlatives else ()
+        object.__setattr__(self, "_gates", ("",) if words is None else words)
 
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
 
+    def _matches(self, low: str) -> list[re.Match[str]]:
+        """The pick phrases, each matched where its subject or superlative stands."""
+        matches: dict[int, re.Match[str]] = {}
+        for subject in ("i ", "i'", "i’", "we "):
+            for at in occurrences(low, subject):
+                if at and low[at - 1].isalnum():
+                    continue
+                match = self._pattern.match(low, at)
+                if match is not None:
+                    matches.setdefault(at, match)
+        if self.superlatives:
+            for word in self._gates:
+                for at in occurrences(low, word):
+                    for match in self._superlative.finditer(low, max(0, at - 12), at + len(word) + 40):
+                        if match.start() == 0 or not low[match.start() - 1].isalnum():
+                            matches.setdefault(match.start(), match)
+        return [matches[at] for at in sorted(matches)]
+
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None or not any(gate in low for gate in self._gates):
+        if low is None:
             return []
         text = context.folded
         found = []
-        for match in self._pattern.finditer(low):
+        for match in self._matches(low):
             reading = read_at(text, match.end(), min(len(text), match.end() + 80))
             if reading.kind not in ("letter", "hedge"):
                 continue
-            if reading.kind == "letter" and match["who"] is None and not _CLAUSE_END.match(text, reading.end):
+            superlative = match.re is self._superlative
+            if reading.kind == "letter" and superlative and not _CLAUSE_END.match(text, reading.end):
                 continue  # "the best is A good ...": only a letter closing its clause
             candidate = _statement(context, reading, match.start(), how="a first-person pick", origin="pick")
             if candidate is not None:
@@ -511,13 +579,23 @@ class Conclusion:
             self,
             "_pattern",
             re.compile(
-                rf"(?:^|(?<=[.!?:\n])[ \t]*+|\n)[ \t]*+[*_]*+{alternation(self.words)}[*_]*+[ \t]*+[,:]?[ \t]*+"
-                r"(?:it\s*+['’]?s\s++|it\s++is\s++)?"
+                rf"{alternation(self.words)}\b[*_]*+[ \t]*+[,:]?[ \t]*+(?:it\s*+['’]?s\s++|it\s++is\s++)?"
             ),
         )
 
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
+
+    def _openings(self, low: str, start: int) -> list[re.Match[str]]:
+        """The concluding phrases that open a sentence or a line in ``low[start:]``."""
+        positions = [0] if start == 0 else []
+        positions += [m.end() for m in _OPENING.finditer(low, start)]
+        found = []
+        for at in positions:
+            match = self._pattern.match(low, at)
+            if match is not None:
+                found.append(match)
+        return found
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
@@ -526,7 +604,7 @@ class Conclusion:
         start = max(0, len(low) - self.window)
         text = context.folded
         found = []
-        for match in self._pattern.finditer(low, start):
+        for match in self._openings(low, start):
             reading = read_at(text, match.end(), min(len(text), match.end() + 40), lowercase=False)
             if reading.kind != "letter" or reading.letters[0] not in context.options:
                 continue

@@ -75,8 +75,13 @@ class OptionTextStep:
     numeric: bool = True
 
     def __call__(self, context: Context) -> Extraction | None:
+        # An output far longer than every option's text cannot be one of them once normalised
+        # (normalising folds blanks and case only): skip the normalisation of a long text.
+        longest = max(map(len, context.options.values()), default=0)
+        if self.scope == "whole" and (len(context.text) > 1.5 * longest + 16 or "\n" in context.text.strip()):
+            return None  # an output of several lines is no option's text (the options are one-line)
         line, position = _scoped(context.text, self.scope)
-        if not line or len(line) > 2000:
+        if not line or len(line) > 2000 or len(line) > 2 * longest + 64:
             return None
         letter = match_option_text(
             line, context.options, punctuation=self.punctuation, numeric=self.numeric
