@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
@@ -20,7 +20,6 @@ from ._api import (
     Candidate,
     Context,
     Extraction,
-    PayloadReading,
     Which,
     _answer,
     _from_payload,
@@ -29,6 +28,9 @@ from ._api import (
 )
 
 # --- regexes -------------------------------------------------------------------------------------
+
+# A capture is read like every payload (strict or lenient), or ``exact``: as written.
+CaptureReading: TypeAlias = Literal["exact", "strict", "lenient"]
 
 
 def _as_patterns(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -65,9 +67,11 @@ class RegexStep:
     whose capture names nothing usable. The capture is ``group`` when given, else the group named
     ``answer``, else the last group that took part in the match. It is read as every
     payload-reading kind reads it: ``payload: lenient`` (the default: wrappers, lists, labels,
-    an option's text) or ``strict`` (a lone letter, or else an option's exact text). A single
-    letter that runs on into a word (the ``d`` of "definitely" under ``ignorecase``) is no answer.
-    Patterns run on a time-bounded engine.
+    an option's text) or ``strict`` (a lone letter, or else an option's exact text; a single
+    letter that runs on into a word, the ``d`` of "definitely" under ``ignorecase``, is no
+    answer); or ``exact``: a capture of one letter is that letter as written, and one that is
+    not an option stops the chain (the answer given is no option), as evaluation scripts that
+    take the regex's letter do. Patterns run on a time-bounded engine.
     """
 
     flags: tuple[str, ...] = attrs.field(
@@ -77,7 +81,7 @@ class RegexStep:
     which: Which = "last"
     fallback: bool = False
     group: int | str | None = None
-    payload: PayloadReading = "lenient"
+    payload: CaptureReading = "lenient"
     lowercase: bool = True
 
     def __call__(self, context: Context) -> Extraction | None:
@@ -113,7 +117,7 @@ def run_patterns(
     which: Which = "last",
     fallback: bool = True,
     group: int | str | None = None,
-    payload: PayloadReading = "strict",
+    payload: CaptureReading = "strict",
     lowercase: bool = True,
 ) -> Extraction | None:
     """Try ``patterns`` in order; the first answer wins, else the first problem met.
@@ -156,7 +160,7 @@ def _run_pattern(
     which: Which,
     fallback: bool,
     group: int | str | None,
-    payload: PayloadReading,
+    payload: CaptureReading,
     lowercase: bool,
 ) -> Extraction | None:
     """One pattern: its chosen finding over the text."""
@@ -181,7 +185,7 @@ def _readings(
     context: Context,
     *,
     group: int | str | None,
-    payload: PayloadReading,
+    payload: CaptureReading,
     lowercase: bool,
 ) -> list[Extraction]:
     """What every match of one pattern says, in text order (problems included)."""
@@ -206,13 +210,23 @@ def _read_match(
     context: Context,
     *,
     group: int | str | None,
-    payload: PayloadReading,
+    payload: CaptureReading,
     lowercase: bool,
 ) -> Extraction | None:
     captured, start = _capture(match, group)
     if captured is None:
         return None
     detail = f"pattern {source!r}"
+    if payload == "exact":
+        if len(captured) != 1 or not captured.isalpha() or (captured.islower() and not lowercase):
+            return None
+        letter = captured.upper()
+        if letter not in context.options:
+            return Extraction(
+                None, failure="not_an_option", position=start,
+                detail=f"{detail}: {letter!r} is not one of the options {', '.join(context.options)}",
+            )  # fmt: skip
+        return Extraction(letter, position=start, clean=True, detail=detail)
     if payload == "lenient":
         return _from_payload(
             read_payload(captured, context.options, lowercase=lowercase),
