@@ -13,7 +13,7 @@ from typing import Any
 
 from choicebox import __version__
 
-from . import audit, grade, report, rules, serve
+from . import audit, explain, grade, report, rules, serve
 
 __all__ = ["build_parser", "main"]
 
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"choicebox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (grade, report, rules, serve, audit):
+    for module in (grade, report, rules, serve, audit, explain):
         module.register(commands)
     return parser
 

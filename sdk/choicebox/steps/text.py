@@ -240,23 +240,27 @@ class TaggedAnswer:
         found = []
         for tag in self.tags:
             opener, closer = f"<{tag}>", f"</{tag}>"
+            # Each opener pairs with the next closer after it; a closer is looked for once per
+            # run of openers before it, so many unclosed openers cost one pass.
+            close = -1
             at = lowered.find(opener)
             while at != -1:
                 start = at + len(opener)
-                close = lowered.find(closer, start, start + 2000 + len(closer))
-                if close == -1:
-                    at = lowered.find(opener, start)
-                    continue
-                content = context.text[start:close]
-                payload = read_payload(content, context.options, last_letter=False)
-                if self.payload == "strict" and not (len(content.strip()) == 1 and content.strip().isalpha()):
-                    payload = Payload("none")
-                candidate = payload_candidate(
-                    context, payload, start=at, end=close + len(closer), clean=True, detail="a tagged answer"
-                )
-                if candidate is not None:
-                    found.append(candidate)
-                at = lowered.find(opener, close)
+                if close < start:
+                    close = lowered.find(closer, start)
+                    if close == -1:
+                        break
+                if close - start <= 2000:
+                    content = context.text[start:close]
+                    payload = read_payload(content, context.options, last_letter=False)
+                    if self.payload == "strict" and not (len(content.strip()) == 1 and content.strip().isalpha()):
+                        payload = Payload("none")
+                    candidate = payload_candidate(
+                        context, payload, start=at, end=close + len(closer), clean=True, detail="a tagged answer"
+                    )
+                    if candidate is not None:
+                        found.append(candidate)
+                at = lowered.find(opener, start)
         found.sort(key=lambda c: c.start)
         return found
 
