@@ -15,6 +15,7 @@ BUILTIN_MODES = [
     "lenient_answer_colon",
     "lenient_answer_colon_md",
     "lenient_boxed",
+    "mmlu_pro",
     "robust",
     "strict_single_letter_boxed",
 ]
@@ -56,7 +57,7 @@ def test_rules_list_prints_ids_and_descriptions(capsys: pytest.CaptureFixture[st
     lines = out.splitlines()
     assert [line.split()[0] for line in lines] == BUILTIN_MODES
     robust = next(line for line in lines if line.startswith("robust "))
-    assert "The answer stated last wins" in robust
+    assert "resolves them to the concluding commitment" in robust
 
 
 def test_rules_list_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,7 +66,8 @@ def test_rules_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert [row["id"] for row in rows] == BUILTIN_MODES
     by_id = {row["id"]: row for row in rows}
     assert by_id["lenient_boxed"]["extends"] == "strict_single_letter_boxed"
-    assert by_id["robust"]["strategy"] == "last_position"
+    assert by_id["robust"]["resolve"] == "conclusion"
+    assert by_id["mmlu_pro"]["resolve"] == "first_step"
     assert all(row["builtin"] for row in rows)
     assert all(row["description"] and row["examples"] >= 5 for row in rows)
     assert by_id["lenient_boxed"]["steps"] == ["boxed_letter", "boxed_option_text"]
@@ -184,7 +186,7 @@ def test_rules_test_on_the_fixture_directory(capsys: pytest.CaptureFixture[str])
 def test_rules_test_runs_the_builtin_examples(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules", "test"]) == 0
     out = capsys.readouterr().out
-    assert "in 5 mode(s): 0 failed" in out
+    assert "in 6 mode(s): 0 failed" in out
     assert "FAILED" not in out
 
 

@@ -28,6 +28,7 @@ BUILTIN_MODES = (
     "lenient_boxed",
     "lenient_answer_colon",
     "lenient_answer_colon_md",
+    "mmlu_pro",
     "robust",
 )
 

@@ -28,6 +28,7 @@ BUILTIN_MODES = (
     "lenient_answer_colon",
     "lenient_answer_colon_md",
     "lenient_boxed",
+    "mmlu_pro",
     "robust",
     "strict_single_letter_boxed",
 )

@@ -41,7 +41,15 @@ from ._samples import (
     Template,
 )
 from ._templates import PromptTemplate, templates
-from .steps import Context, Extraction, FailureKind, Step, register_step_kind, step_kinds
+from .steps import (
+    Candidate,
+    Context,
+    Extraction,
+    FailureKind,
+    Step,
+    register_step_kind,
+    step_kinds,
+)
 
 try:
     __version__ = _metadata.version("choicebox")
@@ -52,6 +60,7 @@ __all__ = [
     "DEFAULT_GRADING_MODE",
     "AuditConfigError",
     "BatchError",
+    "Candidate",
     "ChoiceboxError",
     "Context",
     "Extraction",

@@ -398,6 +398,7 @@ class Conclusion:
         if all(c.part for c in run if c.kind == "commitment"):
             fates.mark(run, "conflicting", "scoped to one part")
             return _failure("no_answer", "an answer scoped to one part only"), None, considered
+        fates.mark([c for c in run[:-1] if c.kind == "hedge"], "superseded", "narrowed by the concluding answer")
         fates.mark(run[:-1], "agrees")
         multipart = context.features.multipart()
         earlier = [

@@ -171,9 +171,11 @@ class LastPosition:
         best: tuple[int, Candidate, ChainEntry] | None = None
         failure: tuple[Candidate, ChainEntry] | None = None
         everything: list[Candidate] = []
-        for entry in chain:
-            if not applicable(entry, context):
-                continue
+        main = [e for e in chain if applicable(e, context) and not e.when_no_commitment]
+        fallbacks = [e for e in chain if applicable(e, context) and e.when_no_commitment]
+        for entry in main + fallbacks:
+            if entry.when_no_commitment and best is not None:
+                break
             for candidate in run_step(entry, context, errors):
                 everything.append(candidate)
                 if candidate.kind in ("commitment", "hedge"):

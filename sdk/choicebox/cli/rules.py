@@ -82,7 +82,7 @@ def _list(args: argparse.Namespace) -> int:
                 "builtin": registry.is_builtin(mode.id),
                 "source": mode.source,
                 "extends": mode.extends,
-                "strategy": mode.strategy,
+                "resolve": mode.resolve,
                 "steps": [entry.id for entry in mode.chain],
                 "examples": len(mode.examples),
             }

@@ -23,7 +23,15 @@ from typing import Any
 
 from choicebox._errors import ParameterError
 
-__all__ = ["alternation", "last_words", "occurrences", "phrases", "required_words", "words_param"]
+__all__ = [
+    "alternation",
+    "last_words",
+    "occurrences",
+    "phrases",
+    "required_words",
+    "substrings_param",
+    "words_param",
+]
 
 
 def phrases(value: str | Sequence[str], name: str) -> tuple[str, ...]:
@@ -45,6 +53,19 @@ def words_param(name: str, *, required: bool = True) -> Callable[[Any], tuple[st
             if all(word.endswith("?") for word in entry.split()):
                 raise ParameterError(name, f"{entry!r} is all optional words: it would match nothing")
         return listed
+
+    return convert
+
+
+def substrings_param(name: str) -> Callable[[Any], tuple[str, ...]]:
+    """An attrs converter for a list of literal substrings, kept as written (lowercased):
+    ``"\\nq"`` is a newline and a q, not a word."""
+
+    def convert(value: Any) -> tuple[str, ...]:
+        items = (value,) if isinstance(value, str) else tuple(value)
+        if not all(isinstance(item, str) and item for item in items):
+            raise ParameterError(name, f"{name} must be a list of non-empty strings")
+        return tuple(dict.fromkeys(item.lower() for item in items))
 
     return convert
 

@@ -14,9 +14,10 @@ from typing import Final
 import attrs
 
 from choicebox._letters import ambiguous_letters
+from choicebox._payload import letter_token
 
 from ._api import Candidate, Context, Extraction, Which, register_step_kind
-from ._vocab import alternation, occurrences, words_param
+from ._vocab import alternation, occurrences, substrings_param, words_param
 from .statements import _pick
 
 __all__ = ["ClosingAnswer", "ClosingValue", "StrayLetter"]
@@ -187,22 +188,61 @@ class ClosingValue:
 
 
 _CLOSING: Final = re.compile(r"answer is[ \t]*+\(([a-z])\)[.*]?[ \t]*+$")
+# Capitals standing alone: where a letter could be read (``letter_token`` then decides).
+_CAPITAL: Final = re.compile(r"[A-Z](?![A-Za-z0-9])")
+_LINE_END_DECORATION: Final = " \t.!*_$`'\""
+
+
+def _letter_spots(text: str, end: int) -> list[int]:
+    """Where ``text[:end]`` holds a letter a finder could read: a capital standing alone, a
+    lowercase letter in or before a bracket ("(b)", "b)"), a lowercase letter ending its line
+    ("Answer: b"). Found with C-speed searches; each spot is then read by ``letter_token``."""
+    spots = [m.start() for m in _CAPITAL.finditer(text, 0, end) if m.start() == 0 or not text[m.start() - 1].isalnum()]
+    for opener in "([{":
+        at = text.find(opener, 0, end)
+        while at != -1:
+            after = at + 1
+            while after < end and text[after] in " \t":
+                after += 1
+            if after < end and text[after].islower():
+                spots.append(at)
+            at = text.find(opener, at + 1, end)
+    for closer in ")]}":
+        at = text.find(closer, 0, end)
+        while at != -1:
+            before = at - 1
+            while before >= 0 and text[before] in " \t":
+                before -= 1
+            if before >= 0 and text[before].islower() and (before == 0 or not text[before - 1].isalnum()):
+                spots.append(before)
+            at = text.find(closer, at + 1, end)
+    at = text.find("\n", 0, end)
+    while at != -1:
+        before = at - 1
+        while before >= 0 and text[before] in _LINE_END_DECORATION:
+            before -= 1
+        if before >= 0 and text[before].islower() and (before == 0 or not text[before - 1].isalnum()):
+            spots.append(before)
+        at = text.find("\n", at + 1, end)
+    return spots
 
 
 @register_step_kind("closing_answer")
 @attrs.frozen(kw_only=True)
 class ClosingAnswer:
-    """A fast path: an output whose only answer statement is a closing "... answer is (X)." and
-    which holds nothing the rest of the chain would weigh against it settles the verdict alone.
+    """A fast path: an output that ends in "... answer is (X)." and in which nothing else could
+    be read as a letter settles the verdict alone, and the rest of the chain does not run.
 
-    The last ``window`` characters must end with "answer is (X)", the text must hold the
-    ``noun`` once, none of the ``unless`` words, and no bracketed capital before the close. Every
-    condition is a substring test, so most plain outputs are graded in a few microseconds; an
-    output that fails any of them goes through the whole chain.
+    The last ``window`` characters must end with "answer is (X)" for an option X; the text must
+    hold the ``noun`` once and none of the ``unless`` substrings (what marks text about other
+    questions; taken literally, so ``"\\nq"`` is a newline and a q); and no other letter of the options may stand before the close as the shared
+    payload reading would read it (``choicebox._payload.letter_token``: "A car" and "x = A"
+    are no letters). Every finder reads its letters that way, so no other statement can exist
+    and the whole chain would decide the same; any other output goes through the whole chain.
     """
 
     noun: str = "answer"
-    unless: tuple[str, ...] = attrs.field(default=(), converter=words_param("unless", required=False))
+    unless: tuple[str, ...] = attrs.field(default=(), converter=substrings_param("unless"))
     window: int = 40
 
     def __call__(self, context: Context) -> Extraction | None:
@@ -217,21 +257,22 @@ class ClosingAnswer:
         while end and low[end - 1].isspace():
             end -= 1
         match = _CLOSING.search(low, max(0, end - self.window), end)
-        if match is None or low.count(self.noun) != 1:
-            return []
+        letter = match.group(1).upper() if match is not None else ""
+        if match is None or letter not in context.options or low.count(self.noun) != 1:
+            return []  # a letter that is no option ("(X)" of a format instruction) takes the long way
         if any(map(low.__contains__, self.unless)):
             return []
-        before = match.start()
         text = context.folded
-        if "(" in text[:before] and _UPPER_BRACKETED.search(text, 0, before):
-            return []
-        at = low.rfind(self.noun, 0, match.end())
+        options = context.options
+        before = match.start()
+        for at in _letter_spots(text, before):
+            token = letter_token(text, at, min(len(text), at + 400), strict_end=False)
+            if token is not None and token[1] in options:
+                return []  # another letter a finder could read
+        head = low.rfind(self.noun, 0, match.end())
         return [
             Candidate(
-                "commitment", at, match.end(), (match.group(1).upper(),), settles=True,
+                "commitment", head, match.end(), (letter,), settles=True,
                 how="a plain closing answer statement", step=context.step_id,
             )
         ]  # fmt: skip
-
-
-_UPPER_BRACKETED: Final = re.compile(r"(?<![\w\\^_)\]])\([A-Z]\)")

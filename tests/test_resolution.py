@@ -1,0 +1,303 @@
+"""Find, then resolve: candidates, resolution policies, their YAML, and LABELLING's rules as
+properties of ``robust`` (``choicebox._resolution``, ``choicebox._conclusion``)."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from choicebox import Candidate, GradingMode, RuleFileError, default_registry, grade, grade_text
+from choicebox._features import features_of
+from choicebox._modes import ModeRegistry, parse_mode
+from choicebox._resolution import Ruling
+from choicebox._resources import builtin_rule_files
+from choicebox.testing import mcqa_sample
+
+TEN = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
+
+
+def _robust(text: str, options: dict[str, str] | None = None, question: str = "") -> object:
+    opts = options or TEN
+    return grade_text(text, opts, next(iter(opts)), default_registry().get("robust"), question=question)
+
+
+def _parents() -> dict[str, GradingMode]:
+    return {mode.id: mode for mode in ModeRegistry.with_builtins()}
+
+
+# ------------------------------------------------------------------------------ what the verdict says
+
+
+def test_a_verdict_carries_its_candidates_and_their_rulings() -> None:
+    verdict = grade(mcqa_sample("ABCDEF", "F"), "The answer is (B) or (F). Checking again, the answer is (F).", mode="robust")
+    assert verdict.extracted_answer == "F"
+    outcomes = [(r.candidate.kind, r.candidate.letters, r.outcome) for r in verdict.candidates]
+    assert outcomes == [("hedge", ("B", "F"), "superseded"), ("commitment", ("F",), "chosen")]
+    assert all(isinstance(r, Ruling) and isinstance(r.candidate, Candidate) for r in verdict.candidates)
+    assert verdict.candidates[1].candidate.step == "answer"
+
+
+def test_candidates_stay_out_of_the_wire_row_and_of_equality() -> None:
+    text = "The answer is (B) or (F). Checking again, the answer is (F)."
+    verdict = grade(mcqa_sample("ABCDEF", "F"), text, mode="robust")
+    assert "candidates" not in verdict.to_wire()
+    same = grade(mcqa_sample("ABCDEF", "F"), "The answer is (F).", mode="robust")
+    assert len(same.candidates) != len(verdict.candidates)
+    assert (same.extracted_answer, same.reward) == (verdict.extracted_answer, verdict.reward)
+
+
+def test_conflicting_is_distinct_from_ambiguous() -> None:
+    run = _robust("The answer is (A)\nThe answer is (C)")
+    assert (run.extracted_answer, run.failure) == (None, "conflicting")  # type: ignore[attr-defined]
+    hedge = _robust("The answer is (A) or (C).")
+    assert (hedge.extracted_answer, hedge.failure) == (None, "ambiguous")  # type: ignore[attr-defined]
+    conflicting = [r.outcome for r in run.candidates]  # type: ignore[attr-defined]
+    assert conflicting == ["conflicting", "conflicting"]
+
+
+@pytest.mark.parametrize(
+    ("text", "letter"),
+    [
+        ("The answer is (C).\nWait, I made a mistake in the sign. The answer is (E).", "E"),
+        ("The answer is (D) is incorrect. The correct answer is (I).", "I"),
+        ("The answer is (D).\nMore checking.\nFinal Answer: The answer is (B)", "B"),
+        ("The answer is (F).\nThe answer is (F).\nThe answer is (F).", "F"),
+    ],
+)
+def test_the_concluding_commitment_wins(text: str, letter: str) -> None:
+    verdict = _robust(text)
+    assert verdict.extracted_answer == letter  # type: ignore[attr-defined]
+    chosen = [r for r in verdict.candidates if r.outcome == "chosen"]  # type: ignore[attr-defined]
+    assert [r.candidate.letters for r in chosen] == [(letter,)]
+
+
+def test_a_multi_part_question_gives_one_letter_per_part_no_answer() -> None:
+    question = "Find (a) the current and (b) the voltage.\nA: 1 A, 2 V\nB: 2 A, 4 V\nC: 3 A, 6 V"
+    options = {"A": "1 A, 2 V", "B": "2 A, 4 V", "C": "3 A, 6 V", "D": "4 A, 8 V"}
+    text = "The current is 2 A, so the answer is (B). For the voltage we multiply by 2 ohms, and the answer is (C)."
+    verdict = _robust(text, options, question)
+    assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")  # type: ignore[attr-defined]
+    revised = "The current is 2 A, so the answer is (B). However, I made a mistake: the answer is (C)."
+    assert _robust(revised, options, question).extracted_answer == "C"  # type: ignore[attr-defined]
+
+
+def test_text_about_another_question_is_outside() -> None:
+    text = "The answer is (B).\n\nQuestion: Which is larger?\nOptions:\nA. 1\nB. 2\nAnswer: The answer is (D)."
+    verdict = _robust(text, {"A": "optA", "B": "optB", "C": "optC", "D": "optD"})
+    assert verdict.extracted_answer == "B"  # type: ignore[attr-defined]
+    outcomes = {r.candidate.letters: r.outcome for r in verdict.candidates if r.candidate.letters}  # type: ignore[attr-defined]
+    assert outcomes[("D",)] == "outside"
+
+
+def test_a_value_that_equals_one_option_is_that_option() -> None:
+    options = {"A": "2.5 x 10^3 J", "B": "3.5 x 10^3 J", "C": "25 J"}
+    assert _robust("The answer is 2500 J.", options).extracted_answer == "A"  # type: ignore[attr-defined]
+    assert _robust("The answer is 2500 J. The answer is (C).", options).extracted_answer == "C"  # type: ignore[attr-defined]
+    assert _robust("The answer is 42 J.", options).extracted_answer is None  # type: ignore[attr-defined]
+
+
+def test_a_stray_letter_counts_only_without_a_statement() -> None:
+    assert _robust("The total is 20,914 J, or (G).").extracted_answer == "G"  # type: ignore[attr-defined]
+    assert _robust("The total is 20,914 J, or (G). The answer is (C).").extracted_answer == "C"  # type: ignore[attr-defined]
+    assert _robust("Option (G) is not right here.").extracted_answer is None  # type: ignore[attr-defined]
+
+
+def test_sample_features_are_computed_once_per_sample() -> None:
+    options = {"A": "5 H, 160 uF", "B": "2 H, 60 uF", "C": "1 H, 10 uF"}
+    features = features_of(options, "Find L and C.")
+    assert features_of(dict(options), "Find L and C.") is features
+    assert features.multipart() is True
+    assert features_of({"A": "red", "B": "green", "C": "blue"}).multipart() is False
+
+
+# ------------------------------------------------------------------------------ the fast path
+
+
+def _without_fast_path() -> GradingMode:
+    source = next(f for f in builtin_rule_files() if f.name == "robust.yaml").read_text(encoding="utf-8")
+    start = source.index("  - id: closing_answer")
+    end = source.index("  - id: other_questions")
+    text = source[:start] + source[end:]
+    return parse_mode(text.replace("id: robust", "id: robust_slow", 1), path="<test>")[0]
+
+
+_FAST_OUTPUTS = st.lists(
+    st.sampled_from(
+        [
+            "Let's think step by step. ", "The mass is 2 kg. ", "Option (A) is wrong. ", "so ",
+            "The answer is (C).", "The answer is (B).", "the answer is (x). ", "(D) ", "B or C. ",
+            "Final answer: ", "\n", "Question 2: ", "\\boxed{A} ", "I choose A. ", "The answer is (Q).",
+        ]
+    ),
+    max_size=8,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_FAST_OUTPUTS)
+def test_the_fast_path_decides_as_the_whole_chain_would(text: str) -> None:
+    fast = default_registry().get("robust")
+    slow = _without_fast_path()
+    options = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
+    a = grade_text(text, options, "A", fast)
+    b = grade_text(text, options, "A", slow)
+    assert (a.extracted_answer, a.failure) == (b.extracted_answer, b.failure)
+
+
+def test_the_fast_path_settles_a_plain_closing_answer() -> None:
+    verdict = _robust("Adding 2 and 3 gives 5.\nThe answer is (E).")
+    assert verdict.extracted_answer == "E"  # type: ignore[attr-defined]
+    assert verdict.step == "closing_answer"  # type: ignore[attr-defined]
+    # Another letter a finder could read sends the output through the whole chain.
+    assert _robust("B is wrong. The answer is (E).").step == "answer"  # type: ignore[attr-defined]
+    assert _robust("I choose A. The answer is (C).").failure == "conflicting"  # type: ignore[attr-defined]
+    assert _robust("A car moves 5 m. The answer is (C).").step == "closing_answer"  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------ LABELLING as properties
+
+_REASONING = st.lists(
+    st.sampled_from(
+        [
+            "The force is 12 N. ", "We compare the options. ", "Option (B) is too large. ",
+            "This is a unit conversion. ", "So the value is 4.5 m. ", "\n",
+        ]
+    ),
+    max_size=5,
+).map("".join)  # fmt: skip
+_FINAL = st.sampled_from(
+    ["The answer is ({}).", "Answer: {}", "Final answer: ({})", "\\boxed{{{}}}", "The correct option is {}."]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reasoning=_REASONING, final=_FINAL, letter=st.sampled_from("ABCDEFGHIJ"))
+def test_an_empty_answer_statement_after_the_final_answer_changes_nothing(
+    reasoning: str, final: str, letter: str
+) -> None:
+    text = reasoning + final.format(letter)
+    before = _robust(text)
+    assert before.extracted_answer == letter  # type: ignore[attr-defined]
+    for tail in ("\nThe answer is ...", "\nThe answer is (", "\nAnswer:"):
+        assert _robust(text + tail).extracted_answer == letter  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    reasoning=_REASONING,
+    final=_FINAL,
+    letter=st.sampled_from("ABCDEFGHIJ"),
+    other=st.sampled_from("ABCDEFGHIJ"),
+    bare=st.sampled_from(["\nThe answer is ({}).", "\nAnswer: {}", "\nThe answer is ({})"]),
+)
+def test_a_bare_different_letter_right_after_the_final_answer_commits_to_nothing(
+    reasoning: str, final: str, letter: str, other: str, bare: str
+) -> None:
+    # LABELLING rule 2: a run of bare answer statements with different letters is unreconciled.
+    text = reasoning + final.format(letter) + bare.format(other)
+    verdict = _robust(text)
+    if other == letter:
+        assert verdict.extracted_answer == letter  # type: ignore[attr-defined]
+    else:
+        assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------ policies in YAML
+
+
+def _mode(body: str) -> GradingMode:
+    text = "version: 1\nid: m\ndescription: d\n" + dedent(body)
+    return parse_mode(text, path="m.yaml", parents=_parents())[0]
+
+
+def test_a_policy_is_named_or_configured_under_resolve() -> None:
+    assert _mode("resolve: last_position\nchain:\n  - kind: boxed_letter\n").resolve == "last_position"
+    configured = _mode(
+        """\
+        resolve:
+          policy: conclusion
+          fillers: [the, answer]
+          correction_cues: [but]
+          revision_cues: [however]
+          part_words: [part]
+        chain:
+          - kind: boxed_letter
+        """
+    )
+    assert configured.resolve == "conclusion"
+    assert configured.policy.fillers == ("the", "answer")  # type: ignore[attr-defined]
+    assert _mode("chain:\n  - kind: boxed_letter\n").resolve == "first_step"
+
+
+def test_strategy_is_the_old_name_of_resolve() -> None:
+    mode = _mode("strategy: last_position\nchain:\n  - kind: boxed_letter\n")
+    assert mode.resolve == "last_position"
+    revised = grade(mcqa_sample(), "\\boxed{A}, no: \\boxed{B}", mode=mode)
+    assert revised.extracted_answer == "B"
+    with pytest.raises(RuleFileError, match="not both"):
+        _mode("strategy: first_step\nresolve: first_step\nchain:\n  - kind: boxed_letter\n")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("resolve: newest\nchain:\n  - kind: boxed_letter\n", "unknown resolution policy 'newest'"),
+        ("resolve: {policy: conclusion, filers: [a]}\nchain:\n  - kind: boxed_letter\n", "unknown parameter 'filers'"),
+        ("resolve: [first_step]\nchain:\n  - kind: boxed_letter\n", "resolve must name a policy"),
+        ("chain:\n  - kind: boxed_letter\n    when: sometimes\n", "'when' may only be"),
+        ("chain:\n  - kind: answer_line\n    payload: strict\n    last_capital: true\n", "last_capital reads lenient"),
+        ("chain:\n  - kind: answer_line\n    payload: loose\n", "payload"),
+    ],
+)
+def test_a_bad_policy_or_vocabulary_is_located(body: str, message: str) -> None:
+    with pytest.raises(RuleFileError, match=message) as info:
+        _mode(body)
+    assert info.value.line is not None
+
+
+def test_an_example_failure_must_be_a_failure_kind() -> None:
+    body = "chain:\n  - kind: boxed_letter\nexamples:\n  - output: x\n    expected: null\n    failure: ambigous\n"
+    with pytest.raises(RuleFileError, match="unknown failure 'ambigous'") as info:
+        _mode(body)
+    assert info.value.line == 9
+    assert "conflicting" in info.value.reason
+    body = "chain:\n  - kind: boxed_letter\nexamples:\n  - output: x\n    expected: A\n    failure: ambiguous\n"
+    with pytest.raises(RuleFileError, match="expected letter has no failure"):
+        _mode(body)
+
+
+def test_a_fallback_step_runs_only_without_a_commitment() -> None:
+    mode = _mode(
+        """\
+        resolve: last_position
+        chain:
+          - kind: boxed_letter
+          - kind: standalone_letter
+            id: lone
+            when: no_commitment
+        """
+    )
+    assert grade(mcqa_sample(), "\\boxed{C}\nB", mode=mode).extracted_answer == "C"
+    assert grade(mcqa_sample(), "thinking\nB", mode=mode).extracted_answer == "B"
+
+
+def test_the_payload_vocabulary_is_shared() -> None:
+    mode = _mode(
+        """\
+        chain:
+          - kind: regex
+            pattern: 'Pick: (.+)'
+            payload: strict
+          - kind: tagged_answer
+            payload: strict
+        """
+    )
+    assert grade(mcqa_sample(), "Pick: B", mode=mode).extracted_answer == "B"
+    assert grade(mcqa_sample(), "Pick: (B) or (C)", mode=mode).extracted_answer is None
+    assert grade(mcqa_sample(), "<answer>B</answer>", mode=mode).extracted_answer == "B"
+    assert grade(mcqa_sample(), "<answer>option B</answer>", mode=mode).extracted_answer is None
+    lenient = _mode("chain:\n  - kind: regex\n    pattern: 'Pick: (.+)'\n")
+    assert grade(mcqa_sample(), "Pick: (B) or (C)", mode=lenient).failure == "ambiguous"
