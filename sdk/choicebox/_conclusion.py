@@ -24,6 +24,7 @@ are parameters in the mode's YAML.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
@@ -42,7 +43,7 @@ from ._resolution import (
     run_step,
 )
 from .steps import Candidate, Context, Extraction
-from .steps._vocab import alternation, words_param
+from .steps._vocab import alternation, nonempty_words, valid_words, word_list
 
 if TYPE_CHECKING:
     from ._modes import ChainEntry
@@ -96,19 +97,13 @@ class Conclusion:
     unanswered work on a multi-part question commits to nothing.
     """
 
-    fillers: tuple[str, ...] = attrs.field(converter=words_param("fillers"))
-    correction_cues: tuple[str, ...] = attrs.field(converter=words_param("correction_cues"))
-    revision_cues: tuple[str, ...] = attrs.field(converter=words_param("revision_cues"))
-    part_words: tuple[str, ...] = attrs.field(converter=words_param("part_words"))
-    later_parts: tuple[str, ...] = attrs.field(
-        default=(), converter=words_param("later_parts", required=False)
-    )
-    opening_boilerplate: tuple[str, ...] = attrs.field(
-        default=(), converter=words_param("opening_boilerplate", required=False)
-    )
-    no_option_statements: tuple[str, ...] = attrs.field(
-        default=(), converter=words_param("no_option_statements", required=False)
-    )
+    fillers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    correction_cues: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    revision_cues: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    part_words: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    later_parts: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    opening_boilerplate: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    no_option_statements: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     run_gap_words: int = 1
     run_gap_chars: int = 400
     opening_words: int = 3
@@ -123,7 +118,7 @@ class Conclusion:
     _no_option: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_ = functools.partial(object.__setattr__, self)
         set_("_filler", frozenset(word for entry in self.fillers for word in entry.split()))
         set_("_correction", re.compile(rf"\b{alternation(self.correction_cues)}\b", re.IGNORECASE))
         set_("_revision", re.compile(rf"\b{alternation(self.revision_cues)}\b", re.IGNORECASE))
@@ -177,8 +172,8 @@ class Conclusion:
                 return self._settled(context, settled[-1], found, entries)
         fates = _Fates()
         extraction, chosen, considered = self._resolve(context, found, fallbacks, errors, fates)
-        entry = entries.get(chosen.step) if chosen is not None else None
-        return Resolution(extraction, entry, fates.rulings(considered, chosen))
+        source = entries.get(chosen.step) if chosen is not None else None
+        return Resolution(extraction, source, fates.rulings(considered, chosen))
 
     def _settled(
         self,
@@ -237,15 +232,9 @@ class Conclusion:
         lettered = [c for c in merged if c.kind in _LETTERED]
         if not any(c.kind in _STATED for c in lettered):
             return self._without_letters(
-                context,
-                merged,
-                considered,
-                fallbacks=fallbacks,
-                errors=errors,
-                fates=fates,
-                window=(lo, hi),
+                context, merged, considered, fallbacks=fallbacks, errors=errors, fates=fates, window=(lo, hi)
             )
-        return self._settle(context, text, (lo, hi), lettered, fates=fates, considered=considered)
+        return self._settle(context, text, lettered, window=(lo, hi), fates=fates, considered=considered)
 
     def _without_letters(
         self,
@@ -308,30 +297,31 @@ class Conclusion:
                 considered,
             )
         as_commitments = [c._replace(kind="commitment") for c in stray]
-        found, chosen, _ = self._settle(
-            context, context.folded, (lo, hi), as_commitments, fates=fates, considered=[]
+        found, settled, _ = self._settle(
+            context, context.folded, as_commitments, window=(lo, hi), fates=fates, considered=[]
         )
         # The rulings speak of the candidates as found (stray letters), not as re-read.
         for new, old in zip(as_commitments, stray, strict=True):
             if id(new) in fates.notes:
                 fates.notes[id(old)] = fates.notes[id(new)]
-        if chosen is None:
+        if settled is None:
             return found, None, considered
-        original = next(c for c in stray if c.start == chosen.start and c.letters == chosen.letters)
+        original = next(c for c in stray if c.start == settled.start and c.letters == settled.letters)
         return found, original, considered
 
     def _settle(
         self,
         context: Context,
         text: str,
-        window: tuple[int, int],
         lettered: list[Candidate],
         *,
+        window: tuple[int, int],
         fates: _Fates,
         considered: list[Candidate],
     ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
         lo, hi = window
         options = context.options
+        lo, hi = window
         finals = [i for i, c in enumerate(lettered) if c.final and c.kind in _STATED]
         if finals:
             fates.mark(lettered[: finals[-1]], "superseded", "before the final answer")

@@ -91,7 +91,7 @@ def canonical_number(candidate: str) -> str | None:
     """
     if len(candidate) > MAX_NUMBER_CHARS or _NUMBER_RE.fullmatch(candidate) is None:
         return None
-    _, marker, exponent = candidate.lower().partition("e")
+    _mantissa, marker, exponent = candidate.lower().partition("e")
     if marker and abs(int(exponent)) > MAX_EXPONENT:
         return None
     try:

@@ -127,18 +127,19 @@ def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
 
 
 def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: yaml.Node) -> Step:
-    step: Step = _build(located, "step kind", step_kinds(), kind, params=params, node=node)
+    step: Step = _build(located, kind, params, node, what="step kind", kinds=step_kinds())
     return step
 
 
 def _build(
     located: _Located,
-    what: str,
-    kinds: Mapping[str, type[Any]],
     kind: str,
     *,
     params: Mapping[str, Any],
     node: yaml.Node,
+    *,
+    what: str,
+    kinds: Mapping[str, type[Any]],
 ) -> Any:
     """An instance of the registered attrs class ``kind`` from a rule file's parameters, every
     problem located at the parameter (or the entry) it comes from."""
@@ -184,7 +185,7 @@ def _parse_policy(located: _Located, node: yaml.Node) -> tuple[str, Policy]:
         name, params = raw["policy"], {k: v for k, v in raw.items() if k != "policy"}
     else:
         raise located.error("resolve must name a policy, or be a mapping with a 'policy'", node)
-    policy: Policy = _build(located, "resolution policy", policy_kinds(), name, params=params, node=node)
+    policy: Policy = _build(located, name, params, node, what="resolution policy", kinds=policy_kinds())
     return name, policy
 
 

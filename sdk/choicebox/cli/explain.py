@@ -126,11 +126,9 @@ def _options(pairs: Sequence[str] | None) -> dict[str, str]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    handle: IO[bytes]
     with path.open("rb") as raw:
-        handle = gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw
-        for number, line in enumerate(handle, start=1):
-            yield number, line
+        handle: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw  # type: ignore[assignment]
+        yield from enumerate(handle, start=1)
 
 
 def _row(path: Path, line: int | None, uuid: str | None) -> dict[str, Any]:
@@ -151,8 +149,8 @@ def _row(path: Path, line: int | None, uuid: str | None) -> dict[str, Any]:
             raise _UsageError(f"{path}:{number}: expected a JSON object")
         if uuid is None or row.get("uuid") == uuid:
             return row
-    where = f"line {line}" if line is not None else f"a row with uuid {uuid!r}"
-    raise _UsageError(f"{path} has no {where}")
+    where = f"line {line}" if line is not None else f"row with uuid {uuid!r}"
+    raise _UsageError(f"{path}: no {where}")
 
 
 def _sample(row: Mapping[str, Any]) -> Any:

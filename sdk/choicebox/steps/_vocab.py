@@ -18,19 +18,24 @@ entries are tried first, so "most likely" wins over "likely".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+import attrs
 
 from choicebox._errors import ParameterError
 
 __all__ = [
     "alternation",
     "last_words",
+    "nonempty_words",
     "occurrences",
     "phrases",
     "required_words",
-    "substrings_param",
-    "words_param",
+    "substring_list",
+    "substrings",
+    "valid_words",
+    "word_list",
 ]
 
 
@@ -42,32 +47,45 @@ def phrases(value: str | Sequence[str], name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(" ".join(item.lower().split()) for item in items))
 
 
-def words_param(name: str, *, required: bool = True) -> Callable[[Any], tuple[str, ...]]:
-    """An attrs converter for the word-list parameter ``name``."""
-
-    def convert(value: Any) -> tuple[str, ...]:
-        listed = phrases(value, name)
-        if required and not listed:
-            raise ParameterError(name, f"{name} needs at least one entry")
-        for entry in listed:
-            if all(word.endswith("?") for word in entry.split()):
-                raise ParameterError(name, f"{entry!r} is all optional words: it would match nothing")
-        return listed
-
-    return convert
+def word_list(value: Any) -> tuple[str, ...]:
+    """An attrs converter for a word-list parameter (a list, or one string); entries are
+    whitespace-collapsed and lowercased. ``nonempty_words`` and ``valid_words`` check what it kept."""
+    items = (value,) if isinstance(value, str) else tuple(value)
+    return tuple(
+        dict.fromkeys(" ".join(item.lower().split()) if isinstance(item, str) else item for item in items)
+    )
 
 
-def substrings_param(name: str) -> Callable[[Any], tuple[str, ...]]:
+def valid_words(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """An attrs validator: every entry a non-empty word or phrase that can match something."""
+    name = attribute.alias or attribute.name
+    for entry in value:
+        if not isinstance(entry, str) or not entry:
+            raise ParameterError(name, f"{name} must be a list of non-empty words or phrases")
+        if all(word.endswith("?") for word in entry.split()):
+            raise ParameterError(name, f"{entry!r} is all optional words: it would match nothing")
+
+
+def nonempty_words(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """An attrs validator: ``valid_words``, and at least one of them."""
+    valid_words(instance, attribute, value)
+    if not value:
+        name = attribute.alias or attribute.name
+        raise ParameterError(name, f"{name} needs at least one entry")
+
+
+def substring_list(value: Any) -> tuple[str, ...]:
     """An attrs converter for a list of literal substrings, kept as written (lowercased):
     ``"\\nq"`` is a newline and a q, not a word."""
+    items = (value,) if isinstance(value, str) else tuple(value)
+    return tuple(dict.fromkeys(item.lower() if isinstance(item, str) else item for item in items))
 
-    def convert(value: Any) -> tuple[str, ...]:
-        items = (value,) if isinstance(value, str) else tuple(value)
-        if not all(isinstance(item, str) and item for item in items):
-            raise ParameterError(name, f"{name} must be a list of non-empty strings")
-        return tuple(dict.fromkeys(item.lower() for item in items))
 
-    return convert
+def substrings(instance: Any, attribute: attrs.Attribute[Any], value: tuple[str, ...]) -> None:
+    """An attrs validator: every entry a non-empty string."""
+    if not all(isinstance(item, str) and item for item in value):
+        name = attribute.alias or attribute.name
+        raise ParameterError(name, f"{name} must be a list of non-empty strings")
 
 
 def alternation(entries: Sequence[str]) -> str:

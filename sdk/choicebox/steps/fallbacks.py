@@ -17,7 +17,14 @@ from choicebox._letters import ambiguous_letters
 from choicebox._payload import letter_token
 
 from ._api import Candidate, Context, Extraction, Which, register_step_kind
-from ._vocab import alternation, occurrences, substrings_param, words_param
+from ._vocab import (
+    alternation,
+    nonempty_words,
+    occurrences,
+    substring_list,
+    substrings,
+    word_list,
+)
 from .statements import _pick
 
 __all__ = ["ClosingAnswer", "ClosingValue", "StrayLetter"]
@@ -46,9 +53,9 @@ class StrayLetter:
     in the eight words before it. A negated letter is reported as a ``mention``.
     """
 
-    negations: tuple[str, ...] = attrs.field(converter=words_param("negations"))
-    links: tuple[str, ...] = attrs.field(converter=words_param("links"))
-    cues: tuple[str, ...] = attrs.field(converter=words_param("cues"))
+    negations: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    cues: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     which: Which = "last"
     _negation: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _link: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -242,7 +249,7 @@ class ClosingAnswer:
     """
 
     noun: str = "answer"
-    unless: tuple[str, ...] = attrs.field(default=(), converter=substrings_param("unless"))
+    unless: tuple[str, ...] = attrs.field(default=(), converter=substring_list, validator=substrings)
     window: int = 40
 
     def __call__(self, context: Context) -> Extraction | None:

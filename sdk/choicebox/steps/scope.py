@@ -18,7 +18,7 @@ import attrs
 from choicebox._features import norm_text, words_of
 
 from ._api import Candidate, Context, Extraction, register_step_kind
-from ._vocab import alternation, required_words, words_param
+from ._vocab import alternation, nonempty_words, required_words, valid_words, word_list
 
 __all__ = ["OtherQuestions"]
 
@@ -50,9 +50,9 @@ class OtherQuestions:
     counts only when a list of answers follows it.
     """
 
-    headings: tuple[str, ...] = attrs.field(converter=words_param("headings"))
-    prompt_echoes: tuple[str, ...] = attrs.field(default=(), converter=words_param("prompt_echoes", required=False))
-    recap_phrases: tuple[str, ...] = attrs.field(default=(), converter=words_param("recap_phrases", required=False))
+    headings: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    prompt_echoes: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    recap_phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     _heading: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _recap: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)

@@ -11,6 +11,7 @@ anchor, so a text without their words costs a few substring tests.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -30,7 +31,15 @@ from ._api import (
     extraction_of,
     register_step_kind,
 )
-from ._vocab import alternation, last_words, occurrences, required_words, words_param
+from ._vocab import (
+    alternation,
+    last_words,
+    nonempty_words,
+    occurrences,
+    required_words,
+    valid_words,
+    word_list,
+)
 
 __all__ = ["AnswerLabel", "AnswerStatement", "Conclusion", "FirstPersonPick", "OptionVerdict"]
 
@@ -124,15 +133,11 @@ class AnswerStatement:
     sentence by a bracketed letter ("the answer is 23,500 yards, which is (B)") is that letter.
     """
 
-    nouns: tuple[str, ...] = attrs.field(converter=words_param("nouns"))
-    qualified_nouns: tuple[str, ...] = attrs.field(
-        default=(), converter=words_param("qualified_nouns", required=False)
-    )
-    qualifiers: tuple[str, ...] = attrs.field(converter=words_param("qualifiers"))
-    final_qualifiers: tuple[str, ...] = attrs.field(
-        default=(), converter=words_param("final_qualifiers", required=False)
-    )
-    links: tuple[str, ...] = attrs.field(converter=words_param("links"))
+    nouns: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    qualified_nouns: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    qualifiers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     payload: PayloadReading = "lenient"
     which: Which = "last"
     _qualifier_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -143,7 +148,7 @@ class AnswerStatement:
 
     def __attrs_post_init__(self) -> None:
         qualifier = alternation(self.qualifiers)
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_ = functools.partial(object.__setattr__, self)
         set_("_qualifier_before", re.compile(rf"{qualifier}\s++(?:{qualifier}\s++)?$"))
         set_("_final", re.compile(alternation(self.final_qualifiers)))
         links = alternation(self.links)
@@ -295,8 +300,8 @@ class AnswerLabel:
     ``labels`` need a colon after them, ``phrases`` do not; both are literal, any script.
     """
 
-    labels: tuple[str, ...] = attrs.field(default=(), converter=words_param("labels", required=False))
-    phrases: tuple[str, ...] = attrs.field(default=(), converter=words_param("phrases", required=False))
+    labels: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     payload: PayloadReading = "lenient"
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -346,7 +351,7 @@ _LETTER_BEFORE: Final = re.compile(
 )
 # What may stand between the verb and the verdict word: "is therefore the most correct".
 _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
-    "the most only single one therefore thus clearly then indeed definitely also".split()
+    ["the", "most", "only", "single", "one", "therefore", "thus", "clearly", "then", "indeed", "definitely", "also"]
 )
 _JUDGED: Final = re.compile(
     r"\(?\b([A-Z])\b\)?[*_]*+\s++is\s++(?:true|false|not\s++true|incorrect|correct)\b"
@@ -365,9 +370,9 @@ class OptionVerdict:
     only as a stray letter, and only when no other option is judged true or false.
     """
 
-    verdicts: tuple[str, ...] = attrs.field(converter=words_param("verdicts"))
-    verbs: tuple[str, ...] = attrs.field(converter=words_param("verbs"))
-    conditions: tuple[str, ...] = attrs.field(default=(), converter=words_param("conditions", required=False))
+    verdicts: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _anchor: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -490,8 +495,8 @@ class FirstPersonPick:
     A superlative pick's letter must close its clause ("the best is A good ..." is prose).
     """
 
-    verbs: tuple[str, ...] = attrs.field(converter=words_param("verbs"))
-    superlatives: tuple[str, ...] = attrs.field(default=(), converter=words_param("superlatives", required=False))
+    verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    superlatives: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _superlative: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -569,7 +574,7 @@ class Conclusion:
     sentence closes a response. The letter must be a capital and an option.
     """
 
-    words: tuple[str, ...] = attrs.field(converter=words_param("words"))
+    words: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     window: int = 600
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)

@@ -20,6 +20,7 @@ from ._api import (
     Candidate,
     Context,
     Extraction,
+    Origin,
     PayloadReading,
     _from_payload,
     candidate_of,
@@ -131,7 +132,7 @@ class StandaloneLetter:
             return []
         candidate = candidate_of(found, context.step_id)
         end = len(context.text.rstrip())
-        origin = "labelled" if self.scope == "whole" and not self.anywhere else "evaluation"
+        origin: Origin = "labelled" if self.scope == "whole" and not self.anywhere else "evaluation"
         return [candidate._replace(end=end if not self.anywhere else candidate.start + 1, origin=origin)]
 
     def __call__(self, context: Context) -> Extraction | None:
