@@ -134,7 +134,6 @@ def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: y
 def _build(
     located: _Located,
     kind: str,
-    *,
     params: Mapping[str, Any],
     node: yaml.Node,
     *,
