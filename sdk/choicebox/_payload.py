@@ -14,9 +14,10 @@ past it), so a reading costs a bounded amount whatever the text around it holds.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final, Literal, NamedTuple
 
-__all__ = ["Reading", "ReadingKind", "letter_token", "read_at"]
+__all__ = ["Reading", "ReadingKind", "has_readable_letter", "letter_token", "read_at"]
 
 ReadingKind = Literal["letter", "hedge", "retract", "none", "value", "empty"]
 
@@ -215,3 +216,59 @@ def _read_value(text: str, p: int, n: int) -> Reading:
     if not value or _PLACEHOLDER.fullmatch(value):
         return Reading("empty", (), p)
     return Reading("value", (), p + len(value), value)
+
+
+# --- where letters can be read at all -------------------------------------------------------------
+
+_CAPITAL: Final = re.compile(r"[A-Z](?![A-Za-z0-9])")
+_LINE_END_DECORATION: Final = " \t.!*_$`'\""
+
+
+def has_readable_letter(text: str, options: Collection[str], stop: int | None = None) -> bool:
+    """Whether ``text[:stop]`` holds an option letter that ``letter_token`` reads: a letter a
+    finder could take as an answer ("A car", "x = B", "U.S." are none).
+
+    The places a letter can stand are found with C-speed searches (a capital standing alone, a
+    lowercase letter in or before a bracket, a lowercase letter ending its line or the text) and
+    read one by one until one is a letter, so a text with letters costs a read or two."""
+    n = len(text)
+    end = n if stop is None else min(stop, n)
+
+    def reads(at: int) -> bool:
+        token = letter_token(text, at, min(n, at + MAX_PAYLOAD), strict_end=False)
+        return token is not None and token[1] in options
+
+    for match in _CAPITAL.finditer(text, 0, end):
+        at = match.start()
+        if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
+            return True
+    for opener in "([{":
+        at = text.find(opener, 0, end)
+        while at != -1:
+            after = at + 1
+            while after < n and text[after] in " \t":
+                after += 1
+            if after < n and text[after].islower() and reads(at):
+                return True
+            at = text.find(opener, at + 1, end)
+    for closer in (*")]}", "\n"):
+        ends = []
+        at = text.find(closer, 0, end)
+        while at != -1:
+            ends.append(at)
+            at = text.find(closer, at + 1, end)
+        if closer == "\n" and end == n:
+            ends.append(n)  # the text's end ends its last line
+        skip = " \t" if closer != "\n" else _LINE_END_DECORATION
+        for at in ends:
+            before = at - 1
+            while before >= 0 and text[before] in skip:
+                before -= 1
+            if (
+                before >= 0
+                and text[before].islower()
+                and (before == 0 or not text[before - 1].isalnum())
+                and reads(before)
+            ):
+                return True
+    return False

@@ -21,6 +21,7 @@ from choicebox._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox._errors import StepKindError
 from choicebox._features import SampleFeatures, features_of
 from choicebox._letters import Payload, fold_letters
+from choicebox._payload import has_readable_letter
 from choicebox._regex import DEFAULT_TIMEOUT
 
 FailureKind: TypeAlias = Literal[
@@ -112,6 +113,7 @@ class Context:
         "_low",
         "_lowered",
         "_present",
+        "_readable",
         "_readings",
         "answer_prefix",
         "options",
@@ -146,6 +148,7 @@ class Context:
         self._low: str | bool | None = False  # False: not computed yet
         self._features: SampleFeatures | None = None
         self._present: dict[str, bool] = {}
+        self._readable: dict[int | None, bool] = {}
 
     def lowered(self) -> str:
         """The text lowercased, computed once."""
@@ -182,6 +185,18 @@ class Context:
         if self._features is None:
             self._features = features_of(self.options, self.question)
         return self._features
+
+    def has_letter(self, stop: int | None = None) -> bool:
+        """Whether ``folded[:stop]`` holds an option letter a finder could read
+        (``choicebox._payload.has_readable_letter``), remembered: a finder whose statements all
+        name letters finds nothing in a text without one."""
+        known = self._readable.get(stop)
+        if known is None:
+            whole = self._readable.get(None)
+            known = self._readable[stop] = False if whole is False else has_readable_letter(self.folded, self.options, stop)
+            if known and stop is not None:
+                self._readable[None] = True
+        return known
 
     def box_readings(self) -> list[tuple[Box, BoxReading]]:
         """The closed, non-empty boxes with what each says, in text order, computed once."""

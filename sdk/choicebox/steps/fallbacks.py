@@ -14,7 +14,6 @@ from typing import Final
 import attrs
 
 from choicebox._letters import ambiguous_letters
-from choicebox._payload import letter_token
 
 from ._api import Candidate, Context, Extraction, Which, register_step_kind
 from ._vocab import (
@@ -102,7 +101,9 @@ class StrayLetter:
         if low is None:
             return []
         lo, hi = context.window
-        found = []
+        found: list[Candidate] = []
+        if not context.has_letter():
+            return found  # every statement it reads names a letter
         features = context.features
         for match in self._matches(text, low, lo, hi):
             letter = match["L1"] or match["L2"] or match["L3"]
@@ -195,45 +196,6 @@ class ClosingValue:
 
 
 _CLOSING: Final = re.compile(r"answer is[ \t]*+\(([a-z])\)[.*]?[ \t]*+$")
-# Capitals standing alone: where a letter could be read (``letter_token`` then decides).
-_CAPITAL: Final = re.compile(r"[A-Z](?![A-Za-z0-9])")
-_LINE_END_DECORATION: Final = " \t.!*_$`'\""
-
-
-def _letter_spots(text: str, end: int) -> list[int]:
-    """Where ``text[:end]`` holds a letter a finder could read: a capital standing alone, a
-    lowercase letter in or before a bracket ("(b)", "b)"), a lowercase letter ending its line
-    ("Answer: b"). Found with C-speed searches; each spot is then read by ``letter_token``."""
-    spots = [m.start() for m in _CAPITAL.finditer(text, 0, end) if m.start() == 0 or not text[m.start() - 1].isalnum()]
-    for opener in "([{":
-        at = text.find(opener, 0, end)
-        while at != -1:
-            after = at + 1
-            while after < end and text[after] in " \t":
-                after += 1
-            if after < end and text[after].islower():
-                spots.append(at)
-            at = text.find(opener, at + 1, end)
-    for closer in ")]}":
-        at = text.find(closer, 0, end)
-        while at != -1:
-            before = at - 1
-            while before >= 0 and text[before] in " \t":
-                before -= 1
-            if before >= 0 and text[before].islower() and (before == 0 or not text[before - 1].isalnum()):
-                spots.append(before)
-            at = text.find(closer, at + 1, end)
-    at = text.find("\n", 0, end)
-    while at != -1:
-        before = at - 1
-        while before >= 0 and text[before] in _LINE_END_DECORATION:
-            before -= 1
-        if before >= 0 and text[before].islower() and (before == 0 or not text[before - 1].isalnum()):
-            spots.append(before)
-        at = text.find("\n", at + 1, end)
-    return spots
-
-
 @register_step_kind("closing_answer")
 @attrs.frozen(kw_only=True)
 class ClosingAnswer:
@@ -269,13 +231,9 @@ class ClosingAnswer:
             return []  # a letter that is no option ("(X)" of a format instruction) takes the long way
         if any(map(low.__contains__, self.unless)):
             return []
-        text = context.folded
-        options = context.options
         before = match.start()
-        for at in _letter_spots(text, before):
-            token = letter_token(text, at, min(len(text), at + 400), strict_end=False)
-            if token is not None and token[1] in options:
-                return []  # another letter a finder could read
+        if context.has_letter(before):
+            return []  # another letter a finder could read
         head = low.rfind(self.noun, 0, match.end())
         return [
             Candidate(

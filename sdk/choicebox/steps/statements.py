@@ -427,8 +427,8 @@ class OptionVerdict:
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None:
-            return []
+        if low is None or not context.has_letter():
+            return []  # every statement it reads names a letter
         windows = self._windows(low)
         if not windows:
             return []
@@ -546,8 +546,8 @@ class FirstPersonPick:
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None:
-            return []
+        if low is None or not context.has_letter():
+            return []  # every statement it reads names a letter
         text = context.folded
         found = []
         for match in self._matches(low):
@@ -604,8 +604,8 @@ class Conclusion:
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None:
-            return []
+        if low is None or not context.has_letter():
+            return []  # every statement it reads names a letter
         start = max(0, len(low) - self.window)
         text = context.folded
         found = []
