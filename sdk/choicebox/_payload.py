@@ -91,8 +91,11 @@ _FOR_PART: Final = re.compile(
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
 _LISTING_START: Final = re.compile(r"[*_]*+\(?[A-Za-z][.):][ \t]++\S")
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
+# Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
+# markdown emphasis, not math: "*" and "_" count only before an operand.
 _MATHY_AFTER: Final = re.compile(
-    r"[ \t]*+(?:[=<>^_+*/≈≤≥]|-[A-Za-z0-9]|\.[A-Za-z]|['’]s\b|\$?\s*+\\(?:cdot|times|in|le|ge)\b)"
+    r"[ \t]*+(?:[=<>^+/≈≤≥]|[*_]++(?=[A-Za-z0-9{(\\])|-[A-Za-z0-9]|\.[A-Za-z]|['’]s\b"
+    r"|\$?\s*+\\(?:cdot|times|in|le|ge)\b)"
 )
 _ROMAN_AFTER: Final = re.compile(r"[ \t]*+(?:,|and|&|or)[ \t]*+I{1,3}V?\b|[ \t]++only\b")
 _PART_LABEL_AFTER: Final = re.compile(r"[ \t]++(?:[-+$]?\d|[A-Z][a-z])")

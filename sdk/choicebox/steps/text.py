@@ -127,8 +127,6 @@ class StandaloneLetter:
     lowercase: bool = True
 
     def find(self, context: Context) -> Sequence[Candidate]:
-        if not context.has_letter():
-            return []  # a lone letter is a letter the payload reading reads
         found = self(context)
         if found is None:
             return []
