@@ -6,7 +6,7 @@ import argparse
 import importlib.util
 import os
 import sys
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -14,6 +14,19 @@ from choicebox._errors import ChoiceboxError
 from choicebox.cli._args import positive_int
 
 __all__ = ["register"]
+
+# Connections and requests in progress per server process: each holds a body of up to
+# --max-body-bytes, and uvicorn answers the ones past this with a 503.
+DEFAULT_LIMIT_CONCURRENCY: Final = 2048
+# Options handed to the app (and its protocol) through the environment, as given.
+_APP_OPTIONS: Final = (
+    "max_body_bytes",
+    "regex_timeout",
+    "grade_workers",
+    "grade_timeout",
+    "body_timeout",
+    "header_timeout",
+)
 
 
 def _port(text: str) -> int:
@@ -23,6 +36,16 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"not a port number: {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
@@ -77,6 +100,47 @@ def register(commands: Any) -> None:
         help="time bound for one pattern over one output (default 0.25)",
     )
     parser.add_argument(
+        "--grade-workers",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help=(
+            "grading processes per server process (default 2), so a slow row never holds up "
+            "other requests; 0 grades in the server process"
+        ),
+    )
+    parser.add_argument(
+        "--grade-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="a request still grading after this long gets a 503 (default 30)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has to send a request's line and headers (default 10)",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has to send a request's body (default 60)",
+    )
+    parser.add_argument(
+        "--limit-concurrency",
+        type=positive_int,
+        default=DEFAULT_LIMIT_CONCURRENCY,
+        metavar="N",
+        help=(
+            "connections and requests in progress per server process before new requests get "
+            f"a 503 (default {DEFAULT_LIMIT_CONCURRENCY})"
+        ),
+    )
+    parser.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -91,18 +155,14 @@ def _serve(args: argparse.Namespace) -> int:
     config: dict[str, Any] = {"rules_dirs": list(args.rules_dirs)}
     if args.mode is not None:
         config["mode"] = args.mode
-    if args.max_body_bytes is not None:
-        config["max_body_bytes"] = args.max_body_bytes
-    if args.regex_timeout is not None:
-        config["regex_timeout"] = args.regex_timeout
+    for name in _APP_OPTIONS:
+        if getattr(args, name) is not None:
+            config[name] = getattr(args, name)
     try:
         # Fail here, with a readable message, on an unknown mode or a bad rule file, rather than
-        # in every worker. The app is then rebuilt by each worker from the environment.
-        create_app(
-            mode=config.get("mode"),
-            rules_dirs=tuple(config["rules_dirs"]),
-            **{k: config[k] for k in ("max_body_bytes", "regex_timeout") if k in config},
-        )
+        # in every worker. The app is then rebuilt by each worker from the environment (it starts
+        # its grading processes only when it is served).
+        create_app(mode=config.get("mode"), rules_dirs=tuple(config["rules_dirs"]))
     except (ChoiceboxError, OSError) as exc:
         print(f"choicebox serve: {exc}", file=sys.stderr)
         return 2
@@ -117,7 +177,10 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
-        http="httptools" if importlib.util.find_spec("httptools") else "h11",
+        # httptools (a dependency of uvicorn[standard]) with the head and body deadlines and the
+        # head size bound that uvicorn lacks.
+        http="choicebox.server._protocol:GuardedHttpToolsProtocol",
+        limit_concurrency=args.limit_concurrency,
         access_log=False,
         log_level=args.log_level,
         server_header=False,

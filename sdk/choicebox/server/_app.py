@@ -9,24 +9,29 @@ Error contract: malformed JSON is 400, a body over the size limit 413, a body th
 not a valid request 422 (``{"detail": ["message @ $.path", ...]}``), and an unknown grading mode
 422 naming the known ones. A 500 means a bug in choicebox, never bad input.
 
-Grading is CPU-bound. Small requests without sample regexes are graded inline on the event loop
-(a thread hop costs more than the grading); a large body, a batch and any request carrying
-``template_metadata.output_regex`` (row data, possibly catastrophic, bounded by the regex
-timeout; the ``regex`` engine releases the GIL while matching) go to a worker thread, so one slow
-request never stalls the others.
+Grading is CPU-bound, and a hostile row can make one grading call slow (a long C-level regex
+match holds the GIL, so a thread does not help). The grading routes therefore run in a small
+pool of worker processes (``grade_workers``, default 2): the event loop only reads bodies and
+writes replies, so ``/health`` and the other requests are answered while a slow row is graded,
+and a row still grading after ``grade_timeout`` seconds gets a 503 while its worker is replaced.
+With ``grade_workers=0`` everything runs in this process: small requests inline, others in a
+thread (no isolation from a slow row). Reading a body is bounded by ``body_timeout`` (408), and
+the detail of an error reply is bounded in size whatever the request held.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
 import anyio.to_thread
 import orjson
 from starlette.applications import Starlette
@@ -43,10 +48,18 @@ from choicebox._rollout import response_text
 from choicebox._samples import MCQASample
 from choicebox.metrics import MetricsAccumulator
 
+from ._pool import Handler as PoolHandler
+from ._pool import WorkerCrashed, WorkerPool, WorkerTimeout
+
 __all__ = [
     "CONFIG_ENV",
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_GRADE_TIMEOUT",
+    "DEFAULT_GRADE_WORKERS",
     "DEFAULT_MAX_BODY_BYTES",
     "INLINE_MAX_BYTES",
+    "MAX_DETAIL_CHARS",
+    "MAX_DETAIL_PROBLEMS",
     "MAX_OUTPUT_REGEXES",
     "Grader",
     "app_from_env",
@@ -56,7 +69,12 @@ __all__ = [
 logger = logging.getLogger("choicebox.server")
 
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 2**20
-INLINE_MAX_BYTES: Final = 64 * 2**10  # bodies up to this size are graded on the event loop
+INLINE_MAX_BYTES: Final = 64 * 2**10  # without workers, bodies up to this size are graded inline
+DEFAULT_GRADE_WORKERS: Final = 2  # grading processes per server process
+DEFAULT_GRADE_TIMEOUT: Final = 30.0  # seconds a grading request may take: 32 regex timeouts fit
+DEFAULT_BODY_TIMEOUT: Final = 60.0  # seconds a client may take to send a body
+MAX_DETAIL_CHARS: Final = 1000  # an error reply's message is cut to about this many characters
+MAX_DETAIL_PROBLEMS: Final = 50  # and lists at most this many problems
 MAX_OUTPUT_REGEXES: Final = MAX_PATTERNS_PER_ROW  # the library-wide cap: 422 here, not skipped
 CONFIG_ENV: Final = "CHOICEBOX_SERVE_CONFIG"  # how `choicebox serve` hands options to workers
 TASK_KEY_FIELD: Final = "uuid"
@@ -92,9 +110,9 @@ def _json(content: Any, status: int = 200) -> Response:
     return Response(_dumps(content), status_code=status, media_type=_JSON)
 
 
-def _batch_json(results: list[dict[str, Any]]) -> Response:
+def _batch_body(results: list[dict[str, Any]]) -> bytes:
     try:
-        body = orjson.dumps({"responses": results})
+        return orjson.dumps({"responses": results})
     except orjson.JSONEncodeError:  # some item nests too deeply: encode item by item
         parts: list[bytes] = []
         for index, item in enumerate(results):
@@ -104,12 +122,40 @@ def _batch_json(results: list[dict[str, Any]]) -> Response:
                 parts.append(
                     orjson.dumps({"error": exc.detail, "status": exc.status, "index": index})
                 )
-        body = b'{"responses":[' + b",".join(parts) + b"]}"
-    return Response(body, media_type=_JSON)
+        return b'{"responses":[' + b",".join(parts) + b"]}"
+
+
+def bounded_detail(detail: str | list[str]) -> str | list[str]:
+    """``detail`` cut to what an error reply may carry: each message to about
+    ``MAX_DETAIL_CHARS`` characters (its start and its ``@ $.path`` end kept), and a list to
+    ``MAX_DETAIL_PROBLEMS`` messages and a count of the rest. A problem can quote the request
+    (a 6 MB bad value, a key as long as the body), and the reply must stay small."""
+    if isinstance(detail, str):
+        return _bounded_message(detail)
+    shown = [_bounded_message(problem) for problem in detail[:MAX_DETAIL_PROBLEMS]]
+    if len(detail) > MAX_DETAIL_PROBLEMS:
+        shown.append(f"... and {len(detail) - MAX_DETAIL_PROBLEMS} more problems")
+    return shown
+
+
+def _bounded_message(message: str) -> str:
+    if len(message) <= MAX_DETAIL_CHARS:
+        return message
+    keep = MAX_DETAIL_CHARS // 2
+    cut = len(message) - 2 * keep
+    return f"{message[:keep]}…[{cut} characters cut]…{message[-keep:]}"
+
+
+def _error_body(status: int, detail: str | list[str]) -> bytes:
+    return _dumps({"detail": bounded_detail(detail)})
 
 
 def _error(status: int, detail: str | list[str]) -> Response:
-    return _json({"detail": detail}, status)
+    # After a 408 the rest of the body may still come: the connection cannot carry another request.
+    headers = {"connection": "close"} if status == 408 else None
+    return Response(
+        _error_body(status, detail), status_code=status, media_type=_JSON, headers=headers
+    )
 
 
 class Grader:
@@ -218,13 +264,6 @@ def _kind(value: Any) -> str:
     return names.get(type(value), "number")
 
 
-def _needs_thread(row: Any, size: int) -> bool:
-    if size > INLINE_MAX_BYTES:
-        return True
-    meta = row.get("template_metadata") if isinstance(row, dict) else None
-    return isinstance(meta, dict) and bool(meta.get("output_regex"))
-
-
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -246,23 +285,96 @@ def _guarded(handler: Handler) -> Handler:
     return run
 
 
+# --- one grading request, without HTTP: what a worker process runs ---------------------------
+
+# The routes whose work is grading (or metrics over many rows), done by ``respond``.
+GRADING_ROUTES: Final = ("verify", "verify_batch", "aggregate_metrics")
+
+
+def respond(grader: Grader, route: str, body: bytes) -> tuple[int, bytes]:
+    """The status and JSON reply for the body of a request on one of ``GRADING_ROUTES``:
+    decoding, grading and encoding, and every client error as its 4xx reply."""
+    try:
+        payload = _decode(body)
+        if route == "verify":
+            return 200, _dumps(grader.verify(payload))
+        if route == "verify_batch":
+            results = grader.verify_many(_listed(payload, "requests"))
+            for item in results:
+                if "error" in item:
+                    item["error"] = bounded_detail(item["error"])
+            return 200, _batch_body(results)
+        if route == "aggregate_metrics":
+            return 200, _dumps(grader.metrics(_listed(payload, "verify_responses")))
+        raise ValueError(f"not a grading route: {route!r}")
+    except ClientError as exc:
+        return exc.status, _error_body(exc.status, exc.detail)
+    except Exception:
+        logger.exception("unexpected error on POST /%s", route)
+        return 500, _error_body(500, "internal server error")
+
+
+def _decode(body: bytes) -> Any:
+    if not body.strip():
+        raise ClientError(400, "malformed JSON: the body is empty")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ClientError(400, f"malformed JSON: {exc}") from None
+
+
+def _listed(payload: Any, key: str) -> list[Any]:
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, dict) and isinstance(payload.get(key), list):
+        return list(payload[key])
+    if isinstance(payload, dict) and key in payload:
+        raise ClientError(422, [f"expected an array, got {_kind(payload[key])} @ $.{key}"])
+    raise ClientError(422, [f'expected {{"{key}": [...]}} or an array @ $.{key}'])
+
+
+def _worker_handler(
+    mode: str | None, rules_dirs: tuple[str, ...], regex_timeout: float
+) -> PoolHandler:
+    """A grading worker's handler: its own ``Grader``, built once in the worker process."""
+    grader = Grader(default_registry(rules_dirs), mode=mode, regex_timeout=regex_timeout)
+    gc.collect()
+    gc.freeze()  # as in app_from_env: what is loaded now stays out of the collector's way
+    return functools.partial(respond, grader)
+
+
+# --- the app -----------------------------------------------------------------------------------
+
+
 def create_app(
     *,
     mode: str | None = None,
     rules_dirs: Sequence[str | Path] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     regex_timeout: float = DEFAULT_TIMEOUT,
+    grade_workers: int = DEFAULT_GRADE_WORKERS,
+    grade_timeout: float = DEFAULT_GRADE_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
 ) -> Starlette:
     """The verify app. Rule files in ``rules_dirs`` are loaded now, once.
 
     ``mode`` overrides the rows' ``grading_mode``; an unknown one raises ``UnknownModeError``
-    here, at start-up, not per request.
+    here, at start-up, not per request. ``grade_workers`` processes grade (started with the app,
+    or on the first request); a request they have not answered within ``grade_timeout`` seconds
+    gets a 503. ``grade_workers=0`` grades in this process. A body not received within
+    ``body_timeout`` seconds gets a 408.
     """
     grader = Grader(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
+    pool: WorkerPool | None = None
+    if grade_workers > 0:
+        factory = functools.partial(
+            _worker_handler, mode, tuple(str(d) for d in rules_dirs), regex_timeout
+        )
+        pool = WorkerPool(factory, size=grade_workers, timeout=grade_timeout)
     limit = max_body_bytes
     too_large = f"request body exceeds the limit of {limit} bytes"
 
-    async def read_json(request: Request) -> tuple[Any, int]:
+    async def read_body(request: Request) -> bytes:
         length = request.headers.get("content-length")
         if length is not None:
             if not length.isdigit():
@@ -271,67 +383,53 @@ def create_app(
                 raise ClientError(413, too_large)
         chunks: list[bytes] = []
         size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ClientError(413, too_large)
-            chunks.append(chunk)
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if not body.strip():
-            raise ClientError(400, "malformed JSON: the body is empty")
         try:
-            return orjson.loads(body), size
-        except orjson.JSONDecodeError as exc:
-            raise ClientError(400, f"malformed JSON: {exc}") from None
+            with anyio.fail_after(body_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > limit:
+                        raise ClientError(413, too_large)
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise ClientError(
+                408, f"the request body did not arrive within {body_timeout:g} s"
+            ) from None
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def read_optional_json(request: Request) -> None:
-        length = request.headers.get("content-length")
-        if length == "0":
-            return
-        size = 0
-        chunks: list[bytes] = []
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ClientError(413, too_large)
-            chunks.append(chunk)
-        body = b"".join(chunks)
-        if body.strip():
-            try:
-                orjson.loads(body)
-            except orjson.JSONDecodeError as exc:
-                raise ClientError(400, f"malformed JSON: {exc}") from None
+    async def graded(route: str, body: bytes) -> Response:
+        if pool is None:
+            if len(body) <= INLINE_MAX_BYTES and b"output_regex" not in body:
+                status, reply = respond(grader, route, body)
+            else:  # a large body or sample regexes (the regex engine releases the GIL)
+                status, reply = await anyio.to_thread.run_sync(respond, grader, route, body)
+            return Response(reply, status_code=status, media_type=_JSON)
+        try:
+            status, reply = await pool.run(route, body)
+        except WorkerTimeout:
+            raise ClientError(
+                503,
+                f"grading took longer than {grade_timeout:g} s: the request was abandoned "
+                "(and its grading process replaced)",
+            ) from None
+        except WorkerCrashed as exc:
+            logger.warning("a grading process died on POST /%s: %s", route, exc)
+            raise ClientError(
+                503, f"the grading process died while grading the request ({exc})"
+            ) from None
+        return Response(reply, status_code=status, media_type=_JSON)
 
-    def listed(payload: Any, key: str) -> list[Any]:
-        if isinstance(payload, list):
-            return payload
-        if isinstance(payload, dict) and isinstance(payload.get(key), list):
-            return list(payload[key])
-        if isinstance(payload, dict) and key in payload:
-            raise ClientError(422, [f"expected an array, got {_kind(payload[key])} @ $.{key}"])
-        raise ClientError(422, [f'expected {{"{key}": [...]}} or an array @ $.{key}'])
+    def grading_route(route: str) -> Handler:
+        async def handle(request: Request) -> Response:
+            return await graded(route, await read_body(request))
 
-    async def verify(request: Request) -> Response:
-        row, size = await read_json(request)
-        if _needs_thread(row, size):
-            result = await anyio.to_thread.run_sync(grader.verify, row)
-        else:
-            result = grader.verify(row)
-        return _json(result)
-
-    async def verify_batch(request: Request) -> Response:
-        payload, _ = await read_json(request)
-        rows = listed(payload, "requests")
-        results = await anyio.to_thread.run_sync(grader.verify_many, rows)
-        return _batch_json(results)
-
-    async def metrics(request: Request) -> Response:
-        payload, _ = await read_json(request)
-        rows = listed(payload, "verify_responses")
-        return _json(await anyio.to_thread.run_sync(grader.metrics, rows))
+        handle.__name__ = route
+        return handle
 
     async def empty(request: Request) -> Response:
-        await read_optional_json(request)
+        if request.headers.get("content-length") != "0":
+            body = await read_body(request)
+            if body.strip():
+                _decode(body)
         return _json({})
 
     async def reverify_mode(request: Request) -> Response:
@@ -342,17 +440,29 @@ def create_app(
     async def health(request: Request) -> Response:
         return _json({"status": "ok", "modes": modes})
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if pool is not None:
+            await pool.start()  # not ready yet: the first requests wait for a worker
+        try:
+            yield
+        finally:
+            if pool is not None:
+                await pool.close()
+
     routes = [
-        Route("/verify", _guarded(verify), methods=["POST"]),
-        Route("/verify_batch", _guarded(verify_batch), methods=["POST"]),
-        Route("/aggregate_metrics", _guarded(metrics), methods=["POST"]),
+        *(
+            Route(f"/{route}", _guarded(grading_route(route)), methods=["POST"])
+            for route in GRADING_ROUTES
+        ),
         Route("/seed_session", _guarded(empty), methods=["POST"]),
         Route("/close_session", _guarded(empty), methods=["POST"]),
         Route("/reverify_mode", _guarded(reverify_mode), methods=["GET"]),
         Route("/health", _guarded(health), methods=["GET"]),
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.grader = grader
+    app.state.pool = pool
     return app
 
 
@@ -365,6 +475,9 @@ def app_from_env() -> Starlette:
         rules_dirs=tuple(config.get("rules_dirs", ())),
         max_body_bytes=int(config.get("max_body_bytes", DEFAULT_MAX_BODY_BYTES)),
         regex_timeout=float(config.get("regex_timeout", DEFAULT_TIMEOUT)),
+        grade_workers=int(config.get("grade_workers", DEFAULT_GRADE_WORKERS)),
+        grade_timeout=float(config.get("grade_timeout", DEFAULT_GRADE_TIMEOUT)),
+        body_timeout=float(config.get("body_timeout", DEFAULT_BODY_TIMEOUT)),
     )
     # This process only serves: move everything loaded so far (modules, rule files, compiled
     # patterns) out of the collector's way, so full collections stay short under load.

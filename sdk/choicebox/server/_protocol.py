@@ -1,0 +1,145 @@
+"""uvicorn's httptools protocol with the deadlines and the header bound it lacks.
+
+uvicorn bounds the idle time after a response (``timeout_keep_alive``) and nothing else: a
+connection that never sends a byte, a head sent one byte at a time or a body shorter than its
+``Content-Length`` holds a connection (and a file descriptor) forever, and httptools buffers a
+head of any size. ``GuardedHttpToolsProtocol`` adds, per connection:
+
+* a head deadline: the request line and headers must be complete ``header_timeout`` seconds after
+  the connection opens, or after the first byte of each later request on it;
+* a body deadline: the body must be complete ``body_timeout`` seconds after its head;
+* a head bound: a head over ``max_header_bytes`` gets ``431`` and the connection is closed.
+
+On a deadline the server answers ``408`` (unless the app has begun its response, or no byte of a
+request came) and closes the connection. Grading time is not covered: the app bounds it. The
+limits come from ``$CHOICEBOX_SERVE_CONFIG``, as the app's options do, because uvicorn builds the
+protocol itself, in every worker process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+from typing import Any, Final
+
+import attrs
+import orjson
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from ._app import CONFIG_ENV, DEFAULT_BODY_TIMEOUT
+
+__all__ = [
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_MAX_HEADER_BYTES",
+    "ConnectionLimits",
+    "GuardedHttpToolsProtocol",
+]
+
+DEFAULT_HEADER_TIMEOUT: Final = 10.0
+DEFAULT_MAX_HEADER_BYTES: Final = 64 * 2**10
+
+
+@attrs.frozen(kw_only=True)
+class ConnectionLimits:
+    """How long a client may take to send a request's head and body, and how large the head is."""
+
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> ConnectionLimits:
+        names = ("header_timeout", "body_timeout", "max_header_bytes")
+        return cls(**{name: config[name] for name in names if config.get(name) is not None})
+
+
+@functools.cache
+def _limits() -> ConnectionLimits:
+    return ConnectionLimits.from_config(orjson.loads(os.environ.get(CONFIG_ENV, "{}")))
+
+
+def _reply(status: bytes) -> bytes:
+    return b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+_TIMEOUT_REPLY: Final = _reply(b"408 Request Timeout")
+_TOO_LARGE_REPLY: Final = _reply(b"431 Request Header Fields Too Large")
+
+
+class GuardedHttpToolsProtocol(HttpToolsProtocol):
+    """``HttpToolsProtocol`` with head and body deadlines and a bound on the head's size."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._limits = _limits()
+        self._deadline: asyncio.TimerHandle | None = None
+        self._in_body = False  # between a request's head and the end of its body
+        self._ends = 0  # heads and bodies completed on this connection
+        self._head_bytes = 0  # bytes received towards the current head
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm(self._limits.header_timeout)  # a connection that never sends a head is closed
+
+    def data_received(self, data: bytes) -> None:
+        if self._deadline is None and not self._in_body and self._between_requests():
+            self._arm(self._limits.header_timeout)  # the first byte of the next request
+        ends = self._ends
+        super().data_received(data)
+        if self._ends != ends:
+            # A head or a body ended in this data; what follows it (at most one read) is not
+            # counted towards the next head.
+            return
+        if not self._in_body:
+            self._head_bytes += len(data)
+            if self._head_bytes > self._limits.max_header_bytes:
+                self._close(_TOO_LARGE_REPLY)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._deadline is None:  # a pipelined request, read while the last one is answered
+            self._arm(self._limits.header_timeout)
+
+    def on_headers_complete(self) -> None:
+        super().on_headers_complete()
+        self._ends += 1
+        self._head_bytes = 0
+        self._in_body = True
+        self._arm(self._limits.body_timeout)
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._ends += 1
+        self._in_body = False
+        self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _between_requests(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        started = self._in_body or self._head_bytes > 0
+        answered = self.cycle is not None and self.cycle.response_started
+        self._close(_TIMEOUT_REPLY if started and not answered else b"")
+
+    def _close(self, reply: bytes) -> None:
+        self._disarm()
+        if self.transport.is_closing():
+            return
+        if reply:
+            self.transport.write(reply)
+        self.transport.close()
