@@ -19,6 +19,7 @@ Arguments after ``--`` go to ``choicebox serve``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -117,10 +118,8 @@ def stall(server: Server, label: str, body: bytes) -> None:
     def poll(name: str, method: str, path: str, payload: bytes) -> None:
         while not done.is_set():
             start = time.perf_counter()
-            try:
+            with contextlib.suppress(OSError):
                 server.request(method, path, payload)
-            except OSError:
-                pass
             waits[name].append(time.perf_counter() - start)
             time.sleep(0.05)
 
@@ -171,13 +170,31 @@ def first_line(sock: socket.socket, wait: float) -> str:
 
 def stalls(server: Server) -> None:
     print("== one hostile /verify at a time, with /health and a normal /verify polled every 50 ms")
-    stall(server, "1.5 KB 'Answer: $$$...x' (robust)", row("Answer: " + "$" * 1500 + "x", grading_mode="robust"))
-    stall(server, "12k digits 'Answer: 111...x' (robust)", row("Answer: " + "1" * 12000 + "x", grading_mode="robust"))
-    padded = row("Answer: " + "1" * 12000 + "x", grading_mode="robust", metadata={"pad": "p" * 70_000})
+    stall(
+        server,
+        "1.5 KB 'Answer: $$$...x' (robust)",
+        row("Answer: " + "$" * 1500 + "x", grading_mode="robust"),
+    )
+    stall(
+        server,
+        "12k digits 'Answer: 111...x' (robust)",
+        row("Answer: " + "1" * 12000 + "x", grading_mode="robust"),
+    )
+    padded = row(
+        "Answer: " + "1" * 12000 + "x", grading_mode="robust", metadata={"pad": "p" * 70_000}
+    )
     stall(server, "the same in an 82 KB body", padded)
     regexes = {"output_regex": ["(a|aa)+$"] * 32}
-    stall(server, "32 x '(a|aa)+$' sample regexes", row("a" * 60 + "!", grading_mode="robust", template_metadata=regexes))
-    stall(server, "5 MB of text (robust)", row("Some reasoning. " * 327_680 + "Answer: B", grading_mode="robust"))
+    stall(
+        server,
+        "32 x '(a|aa)+$' sample regexes",
+        row("a" * 60 + "!", grading_mode="robust", template_metadata=regexes),
+    )
+    stall(
+        server,
+        "5 MB of text (robust)",
+        row("Some reasoning. " * 327_680 + "Answer: B", grading_mode="robust"),
+    )
 
 
 def timeouts(server: Server) -> None:
@@ -233,7 +250,9 @@ def echoes(server: Server) -> None:
     status, out = server.request("POST", "/verify", row("x", grading_mode=["x" * 6_000_000]))
     print(f"  a 6 MB bad grading_mode: {status}, {len(out):,} bytes")
     bad = json.loads(row("x", grading_mode=["y" * 100_000]))
-    status, out = server.request("POST", "/verify_batch", json.dumps({"requests": [bad] * 100}).encode())
+    status, out = server.request(
+        "POST", "/verify_batch", json.dumps({"requests": [bad] * 100}).encode()
+    )
     print(f"  /verify_batch of 100 rows with a 100 KB bad value: {status}, {len(out):,} bytes")
     status, out = server.request("POST", "/verify", b'{"response": "' + b"\xff" * 1000 + b'"}')
     print(f"  1 KB of invalid UTF-8: {status}, {len(out):,} bytes")

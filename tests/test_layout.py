@@ -42,6 +42,9 @@ INTERNAL_EXCEPTIONS = {
     # A pattern ran out of time: every caller (regex steps, scoring, audit) catches it and reports
     # a regex_timeout verdict or finding instead.
     "choicebox._regex.RegexTimeout",
+    # A grading process ran past its deadline or died: the app answers those requests with a 503.
+    "choicebox.server._pool.WorkerCrashed",
+    "choicebox.server._pool.WorkerTimeout",
 }
 
 

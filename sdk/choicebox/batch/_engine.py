@@ -245,7 +245,7 @@ def _spliced(raw: bytes, row: dict[str, Any], verdict: Verdict) -> bytes | None:
 
 def _error_row(line: int, problem: str, uuid: object) -> dict[str, Any]:
     row: dict[str, Any] = {"error": f"line {line}: {problem}"}
-    if uuid is not None:
+    if isinstance(uuid, str | int | float):  # a list or an object may be what cannot be encoded
         row["uuid"] = uuid
     row["line"] = line
     return row

@@ -179,7 +179,7 @@ def _serve(args: argparse.Namespace) -> int:
         loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
         # httptools (a dependency of uvicorn[standard]) with the head and body deadlines and the
         # head size bound that uvicorn lacks.
-        http="choicebox.server._protocol:GuardedHttpToolsProtocol",
+        http="choicebox.server._http:GuardedHttpToolsProtocol",
         limit_concurrency=args.limit_concurrency,
         access_log=False,
         log_level=args.log_level,

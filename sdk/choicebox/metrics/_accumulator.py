@@ -178,6 +178,11 @@ class MetricsAccumulator:
                     raise MetricsError(
                         f"row {index} has neither {TASK_INDEX_KEY} nor {task_key_field!r}"
                     )
+                if isinstance(raw, Mapping | list):  # str() of a deep one raises RecursionError
+                    raise MetricsError(
+                        f"row {index}: {task_key_field!r} must be a string or a number to group "
+                        f"rollouts by, got {'an object' if isinstance(raw, Mapping) else 'an array'}"
+                    )
                 task_key = str(raw)
             try:
                 self.add(row, task_key=task_key)

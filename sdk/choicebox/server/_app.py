@@ -370,7 +370,7 @@ def create_app(
         factory = functools.partial(
             _worker_handler, mode, tuple(str(d) for d in rules_dirs), regex_timeout
         )
-        pool = WorkerPool(factory, size=grade_workers, timeout=grade_timeout)
+        pool = WorkerPool(factory, size=grade_workers, timeout=grade_timeout, preload=[__name__])
     limit = max_body_bytes
     too_large = f"request body exceeds the limit of {limit} bytes"
 
@@ -443,7 +443,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if pool is not None:
-            await pool.start()  # not ready yet: the first requests wait for a worker
+            # Serve once the graders are up: a worker that cannot start stops the server here.
+            await pool.ready()
         try:
             yield
         finally:
