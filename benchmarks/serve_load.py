@@ -210,10 +210,14 @@ def _free_port() -> int:
         return port
 
 
-def _start_server(cpu: str | None, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(
+    cpu: str | None, workers: int, grade_workers: int | None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     cmd = [sys.executable, "-m", "choicebox", "serve", "--port", str(port)]
     cmd += ["--workers", str(workers), "--log-level", "warning"]
+    if grade_workers is not None:
+        cmd += ["--grade-workers", str(grade_workers)]
     if cpu is not None and shutil.which("taskset"):
         cmd = ["taskset", "-c", cpu, *cmd]
     proc = subprocess.Popen(cmd)
@@ -238,6 +242,12 @@ def main() -> int:
     parser.add_argument("--server-cpu", default="0", help="taskset list for the server")
     parser.add_argument("--client-cpu", default="1", help="taskset list for the driver")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--grade-workers",
+        type=int,
+        default=None,
+        help="the server's --grade-workers (default: its own)",
+    )
     parser.add_argument("--driver", choices=["auto", "wrk", "python"], default="auto")
     args = parser.parse_args()
 
@@ -264,9 +274,13 @@ def main() -> int:
         base = args.url.rstrip("/")
         print(f"server: {base} (external)")
     else:
-        proc, base = _start_server(args.server_cpu if has_taskset else None, args.workers)
+        proc, base = _start_server(
+            args.server_cpu if has_taskset else None, args.workers, args.grade_workers
+        )
+        graders = "default" if args.grade_workers is None else args.grade_workers
         print(
-            f"server: {base}, {args.workers} worker(s), cores {args.server_cpu}; "
+            f"server: {base}, {args.workers} worker(s), grade workers {graders}, "
+            f"cores {args.server_cpu}; "
             f"driver on cores {client_cpu}"
         )
 

@@ -24,6 +24,7 @@ from choicebox.batch import (
     sidecar_paths,
 )
 from choicebox.batch._engine import options_from_prompt
+from choicebox.batch._files import SourceRecord, source_record_path
 from choicebox.cli import grade as grade_command
 from choicebox.cli import main
 
@@ -55,6 +56,12 @@ def _many_rows(tmp_path: Path, n: int = 700) -> Path:
             if i == 300:
                 handle.write("{not json\n")
     return path
+
+
+def _hand_made_partial(source: Path, output: Path, data: bytes, mode: str | None = None) -> None:
+    """``OUTPUT.partial`` holding ``data``, recorded as graded from ``source`` (as a run does)."""
+    SourceRecord.of(source, mode).write(source_record_path(output))
+    partial_path(output).write_bytes(data)
 
 
 def _verdicts(row: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +267,7 @@ def test_resume_redoes_a_torn_last_line(tmp_path: Path, capsys: pytest.CaptureFi
     lines = fresh.read_bytes().splitlines(keepends=True)
     output = tmp_path / "out.jsonl"
     # 350 complete lines (the bad-JSON error row among them), then half of the next one.
-    partial_path(output).write_bytes(b"".join(lines[:350]) + lines[350][:40])
+    _hand_made_partial(source, output, b"".join(lines[:350]) + lines[350][:40])
     assert main(["grade", str(source), "-o", str(output), "--resume", "-q", "--workers", "2"]) == 1
     assert fresh.read_bytes() == output.read_bytes()
     assert len(lines) == len(_rows(output)) == 701
@@ -277,7 +284,7 @@ def test_resume_with_a_complete_line_that_is_invalid_json_redoes_it(tmp_path: Pa
     main(["grade", str(source), "-o", str(fresh), "--workers", "1", "-q"])
     lines = fresh.read_bytes().splitlines(keepends=True)
     output = tmp_path / "out.jsonl"
-    partial_path(output).write_bytes(b"".join(lines[:5]) + b'{"reward": 1.0, "resp\n')
+    _hand_made_partial(source, output, b"".join(lines[:5]) + b'{"reward": 1.0, "resp\n')
     assert main(["grade", str(source), "-o", str(output), "--resume", "-q", "--workers", "1"]) == 0
     assert fresh.read_bytes() == output.read_bytes()
 
@@ -291,7 +298,7 @@ def test_resume_without_partial_grades_from_the_start(tmp_path: Path) -> None:
 def test_resume_refuses_a_partial_longer_than_the_input(tmp_path: Path) -> None:
     source = _copy(EXAMPLE, tmp_path)
     output = tmp_path / "out.jsonl"
-    partial_path(output).write_text('{"reward": 1.0}\n' * 25)
+    _hand_made_partial(source, output, b'{"reward": 1.0}\n' * 25)
     with pytest.raises(BatchError, match="more rows than the input"):
         grade_file(source, output, resume=True, workers=1)
     assert main(["grade", str(source), "-o", str(output), "--resume", "-q"]) == 2

@@ -18,6 +18,7 @@ from ray.data import DataContext  # noqa: E402
 
 from choicebox.batch import Grader, grade_file, partial_path, sidecar_paths  # noqa: E402
 from choicebox.batch._engine import _numbered_lines  # noqa: E402
+from choicebox.batch._files import SourceRecord, source_record_path  # noqa: E402
 from choicebox.batch.ray import (  # noqa: E402
     RayGrader,
     grade_dataset,
@@ -151,6 +152,7 @@ def test_grade_file_ray_resumes_from_a_partial(tmp_path: Path) -> None:
     local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
     grade_file(ERRORS, local_out, workers=1)
     lines = local_out.read_bytes().split(b"\n")
+    SourceRecord.of(ERRORS, None).write(source_record_path(ray_out))  # as a run writes it
     partial_path(ray_out).write_bytes(b"\n".join(lines[:3]) + b"\n" + lines[3][:10])  # torn
     result = grade_file_ray(ERRORS, ray_out, resume=True)
     assert result.resumed_rows == 3

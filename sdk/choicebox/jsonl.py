@@ -6,17 +6,33 @@ a batch job can report it in its output and grade the other rows.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Literal, TypeAlias
+from typing import IO, Any, Final, Literal, TypeAlias
 
 import attrs
 import orjson
 
 from ._errors import located
 
-__all__ = ["JsonlError", "JsonlRow", "dumps", "iter_jsonl", "loads"]
+__all__ = [
+    "RAW_FIELD_BYTES",
+    "UTF8_BOM",
+    "JsonlError",
+    "JsonlRow",
+    "dumps",
+    "iter_jsonl",
+    "loads",
+    "raw_fields",
+]
+
+# Some editors and exporters start a UTF-8 file with a byte order mark; JSON Lines has none, and
+# orjson refuses it, so readers skip it at the start of the first line.
+UTF8_BOM: Final = b"\xef\xbb\xbf"
+# An error row copies at most this many bytes of its bad line: a 20 MB line is not copied whole.
+RAW_FIELD_BYTES: Final = 4096
 
 JsonStyle: TypeAlias = Literal["compact", "python"]
 
@@ -68,8 +84,34 @@ class JsonlError:
         )
 
 
+def raw_fields(raw: bytes, limit: int = RAW_FIELD_BYTES) -> dict[str, Any]:
+    """The fields that keep a bad line's bytes in an error row, recoverably and bounded.
+
+    ``raw`` holds its first ``limit`` bytes (``RAW_FIELD_BYTES``), as text when they are UTF-8
+    (cut at a character boundary) or else in base64; ``raw_encoding`` says which (``"utf-8"`` or
+    ``"base64"``); ``raw_bytes`` is the whole line's length, so a cut copy shows as one.
+    """
+    head = raw[:limit]
+    text: str | None
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A cut through the last character is no encoding error: keep the whole characters.
+        cut_mid_character = len(raw) > limit and exc.reason == "unexpected end of data"
+        text = head[: exc.start].decode("utf-8") if cut_mid_character else None
+    if text is None:
+        return {
+            "raw": base64.b64encode(head).decode("ascii"),
+            "raw_encoding": "base64",
+            "raw_bytes": len(raw),
+        }
+    return {"raw": text, "raw_encoding": "utf-8", "raw_bytes": len(raw)}
+
+
 def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | JsonlError]:
-    """Yield each non-blank line of a JSONL file, decoded, or a ``JsonlError`` for a bad line."""
+    """Yield each non-blank line of a JSONL file, decoded, or a ``JsonlError`` for a bad line.
+
+    A UTF-8 byte order mark at the start of the file is skipped."""
     if isinstance(source, str | Path):
         with open(source, "rb") as handle:
             yield from _iter_lines(handle, str(source))
@@ -79,7 +121,8 @@ def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | JsonlError
 
 
 def _iter_lines(handle: IO[bytes], path: str | None) -> Iterator[JsonlRow | JsonlError]:
-    for number, raw in enumerate(handle, start=1):
+    for number, read in enumerate(handle, start=1):
+        raw = read[len(UTF8_BOM) :] if number == 1 and read.startswith(UTF8_BOM) else read
         if not raw.strip():
             continue
         try:

@@ -18,6 +18,7 @@ from choicebox._fastpath import grade_row_fast
 from choicebox._grading import Verdict, grade
 from choicebox._modes import GradingMode, default_registry
 from choicebox._wire import decode_mcqa, question_from_prompt
+from choicebox.jsonl import raw_fields
 
 from ._records import RowRecord, record_of, record_of_verdict
 
@@ -124,8 +125,8 @@ class Grader:
         try:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            text = raw.decode("utf-8", "replace").rstrip("\r\n")
-            error = {"error": f"line {line}: invalid JSON: {exc}", "line": line, "raw": text}
+            error = {"error": f"line {line}: invalid JSON: {exc}", "line": line}
+            error.update(raw_fields(raw.rstrip(b"\r\n")))
             return None, None, error
         if not isinstance(row, dict):
             problem = f"expected a JSON object, got {type(row).__name__} @ $"

@@ -1,13 +1,22 @@
 """The files of a grading run: the input read in spans, ``OUTPUT.partial`` written and resumed,
-and the names of the output and its metrics files."""
+and the names of the output and its metrics files.
+
+A run writes only files it creates itself, never through a symbolic link, and replaces only
+regular files that are not its input: ``check_targets`` refuses the run otherwise, before any
+work. ``OUTPUT.partial.source.json`` records which input (its size and a hash of its first and
+last blocks) and which mode the partial file holds, so that ``resume`` refuses another's.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, Final, NamedTuple
 
+import attrs
 import orjson
 
 from choicebox._errors import BatchError
@@ -38,11 +47,168 @@ def sidecar_paths(output: str | Path) -> tuple[Path, Path]:
     )
 
 
+def source_record_path(output: str | Path) -> Path:
+    """``OUTPUT.partial.source.json``: which input and mode ``OUTPUT.partial`` was graded from."""
+    partial = partial_path(output)
+    return partial.with_name(partial.name + ".source.json")
+
+
 def write_json(path: Path, value: Any) -> None:
-    """``value`` as indented JSON at ``path``, replacing it atomically."""
+    """``value`` as indented JSON at ``path``, replacing it atomically (a regular file only)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+    with os.fdopen(create_new(tmp), "wb") as handle:
+        handle.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+    check_target(path)
     os.replace(tmp, path)
+
+
+# --- where a run may write ------------------------------------------------------------------
+
+
+_KINDS: Final = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def check_targets(source: Path, output: Path) -> None:
+    """Refuse, with a ``BatchError`` naming the path, a run whose output directory is missing or
+    whose output files (``OUTPUT``, its ``.partial`` and record, the metrics files) are the input
+    itself or anything but regular files: the run replaces them."""
+    parent = output.parent
+    if not parent.is_dir():
+        problem = "is not a directory" if parent.exists() else "does not exist"
+        raise BatchError(f"the output directory {problem}", path=str(parent))
+    source_stat = os.stat(source)
+    for target in (
+        output,
+        partial_path(output),
+        source_record_path(output),
+        *sidecar_paths(output),
+    ):
+        check_target(target, source_stat)
+
+
+def check_target(target: Path, source_stat: os.stat_result | None = None) -> None:
+    """Refuse ``target`` if it exists and is no regular file, or is the input (``source_stat``)."""
+    try:
+        found = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(found.st_mode):
+        raise BatchError(
+            f"exists and is {_kind(found.st_mode)}: choicebox grade writes a new file and renames "
+            "it into place, so it replaces only regular files; remove it or choose another output",
+            path=str(target),
+        )
+    if source_stat is not None and os.path.samestat(found, source_stat):
+        raise BatchError(
+            "is the input file: grading would replace it; choose another output", path=str(target)
+        )
+
+
+def create_new(path: Path) -> int:
+    """A file descriptor (write-only) of a new, empty file at ``path``, where a stale regular
+    file or a symbolic link (removed, not followed) may be; anything else there is refused."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISDIR(found.st_mode) or not (
+            stat.S_ISREG(found.st_mode) or stat.S_ISLNK(found.st_mode)
+        ):
+            raise BatchError(f"exists and is {_kind(found.st_mode)}", path=str(path))
+        os.unlink(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(path, flags, 0o666)
+
+
+# --- which input a partial file holds --------------------------------------------------------
+
+# Bytes hashed at each end of the input: a run resumed with another input of the same size is
+# told apart by its first or last rows.
+_FINGERPRINT_BLOCK: Final = 64 * 2**10
+
+
+@attrs.frozen(kw_only=True)
+class SourceRecord:
+    """The input and mode a ``.partial`` file was graded from: the input's path (to name it),
+    size and BLAKE2b digests of its first and last 64 KiB."""
+
+    input: str
+    size: int
+    head: str
+    tail: str
+    mode: str | None
+
+    @classmethod
+    def of(cls, source: Path, mode: str | None) -> SourceRecord:
+        with open(source, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(_FINGERPRINT_BLOCK)
+            handle.seek(max(0, size - _FINGERPRINT_BLOCK))
+            tail = handle.read(_FINGERPRINT_BLOCK)
+        return cls(
+            input=str(source.resolve()),
+            size=size,
+            head=hashlib.blake2b(head, digest_size=16).hexdigest(),
+            tail=hashlib.blake2b(tail, digest_size=16).hexdigest(),
+            mode=mode,
+        )
+
+    @classmethod
+    def read(cls, path: Path) -> SourceRecord | None:
+        """The record at ``path``; ``None`` if there is none or it is not one."""
+        try:
+            check_target(path)
+            value = orjson.loads(path.read_bytes())
+            return cls(**{field.name: value[field.name] for field in attrs.fields(cls)})
+        except (OSError, BatchError, orjson.JSONDecodeError, KeyError, TypeError):
+            return None
+
+    def write(self, path: Path) -> None:
+        write_json(path, attrs.asdict(self))
+
+    def differences(self, now: SourceRecord) -> list[str]:
+        """What differs between the run recorded and ``now``, in words; empty if nothing."""
+        found = []
+        if (self.size, self.head, self.tail) != (now.size, now.head, now.tail):
+            found.append(
+                f"it holds rows of {self.input} ({self.size:,} bytes), not of {now.input} "
+                f"({now.size:,} bytes{', other rows' if self.size == now.size else ''})"
+            )
+        if self.mode != now.mode:
+            found.append(f"it was graded with --mode {self.mode}, not {now.mode}")
+        return found
+
+
+def check_resumable(partial: Path, record_path: Path, now: SourceRecord) -> None:
+    """Refuse to resume ``partial`` unless its record says it holds rows of the same input, graded
+    in the same mode."""
+    record = SourceRecord.read(record_path)
+    if record is None:
+        raise BatchError(
+            f"cannot tell which input it holds ({record_path.name} is missing or unreadable): "
+            "delete it, or run without --resume to start over",
+            path=str(partial),
+        )
+    differences = record.differences(now)
+    if differences:
+        raise BatchError(
+            "belongs to another run: "
+            + "; ".join(differences)
+            + ". Delete it, or run without --resume to start over",
+            path=str(partial),
+        )
 
 
 # --- the input ----------------------------------------------------------------------------------
@@ -99,44 +265,52 @@ def skip_rows(handle: IO[bytes], rows: int) -> tuple[int, int]:
 # --- the output ---------------------------------------------------------------------------------
 
 
-def read_partial(path: Path, metrics: MetricsAccumulator, by: tuple[str, ...]) -> int:
-    """Count the complete rows of ``path``, feed them to ``metrics``, cut off a torn tail.
-
-    A row is complete when its line ends in a newline and holds a JSON object; the first line
-    that is not (a write cut short by a kill) and everything after it is truncated, to be redone.
-    """
-    count = 0
-    good = 0
-    with open(path, "rb") as handle:
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                break
-            try:
-                row = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                break
-            if not isinstance(row, dict):
-                break
-            metrics.add_record(record_of(row, by))
-            count += 1
-            good += len(raw)
-    if good != path.stat().st_size:
-        os.truncate(path, good)
-    return count
-
-
 class PartialOutput:
-    """``OUTPUT.partial``, appended to in whole lines.
+    """``OUTPUT.partial``, appended to in whole lines; opened without following a symbolic link.
 
-    Unbuffered: each graded span is one write (or one in-kernel copy), so a kill leaves at most
-    one torn line for resume to cut off.
+    Fresh, it is created anew (a stale one removed); with ``resume`` the existing regular file is
+    opened and ``recover`` counts its rows. Unbuffered: each graded span is one write (or one
+    in-kernel copy), so a kill leaves at most one torn line for resume to cut off.
     """
 
     def __init__(self, path: Path, *, resume: bool) -> None:
-        # No O_APPEND on resume: sendfile refuses such files; seek to the end instead.
-        flags = os.O_WRONLY | os.O_CREAT | (0 if resume else os.O_TRUNC)
-        self._fd = os.open(path, flags, 0o666)
+        if resume:
+            # No O_APPEND: sendfile refuses such files; seek to the end instead.
+            self._fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                os.close(self._fd)
+                raise BatchError("is not a regular file", path=str(path))
+        else:
+            self._fd = create_new(path)
         os.lseek(self._fd, 0, os.SEEK_END)
+
+    def recover(self, metrics: MetricsAccumulator, by: tuple[str, ...]) -> int:
+        """Count the complete rows written so far, feed them to ``metrics``, cut off a torn tail.
+
+        A row is complete when its line ends in a newline and holds a JSON object; the first
+        line that is not (a write cut short by a kill) and everything after it is truncated, to
+        be redone.
+        """
+        count = 0
+        good = 0
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        with os.fdopen(self._fd, "rb", closefd=False) as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break
+                try:
+                    row = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    break
+                if not isinstance(row, dict):
+                    break
+                metrics.add_record(record_of(row, by))
+                count += 1
+                good += len(raw)
+        if good != os.fstat(self._fd).st_size:
+            os.ftruncate(self._fd, good)
+        os.lseek(self._fd, good, os.SEEK_SET)
+        return count
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)

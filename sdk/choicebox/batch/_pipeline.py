@@ -20,18 +20,23 @@ import attrs
 
 from choicebox._errors import BatchError
 from choicebox._modes import COMPONENTS, default_registry
+from choicebox.jsonl import UTF8_BOM
 from choicebox.metrics import MetricsAccumulator, MetricsDocument, RowRecord, RunSummary
 
 from ._engine import Grader
 from ._files import (
     PartialOutput,
+    SourceRecord,
     Span,
+    check_resumable,
+    check_target,
+    check_targets,
     default_output,
     input_spans,
     partial_path,
-    read_partial,
     sidecar_paths,
     skip_rows,
+    source_record_path,
     write_json,
 )
 
@@ -125,8 +130,9 @@ def grade_with(
     """Grade every row of ``input_path`` into ``output_path`` with ``runner``; write the metrics
     beside it.
 
-    Raises ``BatchError`` when the input is missing or a ``.partial`` does not fit it,
-    ``UnknownModeError`` for an unknown ``mode`` and ``RuleFileError`` for a bad rule file;
+    Raises ``BatchError`` when the input is missing, the output directory is missing, an
+    output file is the input or no regular file, or a ``.partial`` belongs to another input or
+    mode; ``UnknownModeError`` for an unknown ``mode`` and ``RuleFileError`` for a bad rule file;
     row problems never raise, they become error rows. On ``KeyboardInterrupt`` the ``.partial``
     file keeps every row written so far, for ``resume``.
     """
@@ -134,6 +140,7 @@ def grade_with(
     if not source.is_file():
         raise BatchError("no such input file", path=str(source))
     output = Path(output_path) if output_path is not None else default_output(source)
+    check_targets(source, output)
     partial = partial_path(output)
     job = Job(
         source=source,
@@ -147,21 +154,29 @@ def grade_with(
     if mode:
         registry.get(mode)
 
+    record = SourceRecord.of(source, mode)
+    resuming = resume and os.path.lexists(partial)
+    if resuming:
+        check_resumable(partial, source_record_path(output), record)
+    else:
+        record.write(source_record_path(output))  # before the partial file: it names its input
     metrics = MetricsAccumulator(component_names=COMPONENTS, include_groups=False, by=job.by)
-    resumed = read_partial(partial, metrics, job.by) if resume and partial.exists() else 0
-    with open(source, "rb") as handle:
+    with PartialOutput(partial, resume=resuming) as out, open(source, "rb") as handle:
+        resumed = out.recover(metrics, job.by) if resuming else 0
+        start = len(UTF8_BOM) if handle.read(len(UTF8_BOM)) == UTF8_BOM else 0
+        handle.seek(start)
         skipped_bytes, skipped_lines = skip_rows(handle, resumed)
         if progress is not None:
-            progress.start(source.stat().st_size, skipped_bytes, resumed)
+            progress.start(source.stat().st_size, start + skipped_bytes, resumed)
         try:
             spans = input_spans(
-                handle, offset=skipped_bytes, first_line=skipped_lines + 1, size=chunk_bytes
+                handle,
+                offset=start + skipped_bytes,
+                first_line=skipped_lines + 1,
+                size=chunk_bytes,
             )
             # Closing the runner's output stops its workers now, not when a traceback is freed.
-            with (
-                contextlib.closing(runner.grade(job, spans)) as graded,
-                PartialOutput(partial, resume=bool(resumed)) as out,
-            ):
+            with contextlib.closing(runner.grade(job, spans)) as graded:
                 for piece in graded:
                     if piece.path is not None:
                         out.move_in(piece.path)
@@ -170,24 +185,26 @@ def grade_with(
                     metrics.add_records(piece.records)
                     if progress is not None:
                         progress.update(len(piece.records), piece.nbytes)
-                out.sync()
+            out.sync()
         finally:
             if progress is not None:
                 progress.close()
 
     info = RunSummary(input=str(source), output=str(output), mode=mode, extra=dict(summary or {}))
-    return _finish(metrics, info, partial, output, resumed)
+    return _finish(metrics, info, source, output, resumed)
 
 
 def _finish(
-    metrics: MetricsAccumulator, info: RunSummary, partial: Path, output: Path, resumed: int
+    metrics: MetricsAccumulator, info: RunSummary, source: Path, output: Path, resumed: int
 ) -> BatchResult:
     """Write the metrics files, then move the complete ``.partial`` output into place."""
     document = metrics.document(summary=info)
     aggregate_path, failures_path = sidecar_paths(output)
     write_json(aggregate_path, document.aggregate_json())
     write_json(failures_path, document.failure_json())
-    os.replace(partial, output)  # last: OUTPUT exists only once everything is written
+    check_target(output, os.stat(source))  # again: it may have appeared while grading
+    os.replace(partial_path(output), output)  # last: OUTPUT exists only once everything is written
+    source_record_path(output).unlink(missing_ok=True)
     return BatchResult(
         output=output,
         aggregate_path=aggregate_path,

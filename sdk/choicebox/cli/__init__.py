@@ -7,6 +7,8 @@ not pay for what ``choicebox grade`` needs.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +32,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            status = _dispatch(argv)
+        finally:
+            sys.stdout.flush()  # a reader that went away shows here, not at interpreter exit
+    except BrokenPipeError:
+        # `choicebox rules list --json | head`: the reader has all it wants. End quietly, with the
+        # status of a command killed by SIGPIPE; whatever is still buffered goes nowhere.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+        return 128 + signal.SIGPIPE
+    return status
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Any = getattr(args, "handler", None)
