@@ -354,3 +354,45 @@ def test_hostile_bodies_over_http_are_client_errors(strict_server: str) -> None:
                     continue
                 reply = client.post("/verify", content=_with(field, _VALUES[name]))
                 assert reply.status_code in (200, 422), (field, name, reply.text[:200])
+
+
+# --- options ----------------------------------------------------------------------------------
+
+
+def test_grading_in_the_server_process_answers_as_the_workers_do(strict_server: str) -> None:
+    """``grade_workers=0``: small bodies inline, large ones and sample regexes in a thread."""
+    app = create_app(grade_workers=0)
+    rows = [
+        _request(r"\boxed{C}"),
+        _request(r"\boxed{B}", metadata={"pad": "p" * 100_000}),  # past the inline size
+        _request("Final: C", template_metadata={"output_regex": r"Final: ([A-D])"}),
+        _request(expected_answer="Z"),
+    ]
+
+    async def in_process() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+            return [await client.post("/verify", json=row) for row in rows]
+
+    for row, mine in zip(rows, asyncio.run(in_process()), strict=True):
+        theirs = httpx.post(f"{strict_server}/verify", json=row)
+        assert (mine.status_code, mine.json()) == (theirs.status_code, theirs.json())
+
+
+def test_serve_help_states_the_defaults_in_force() -> None:
+    from choicebox.cli import build_parser
+    from choicebox.server._app import (
+        DEFAULT_BODY_TIMEOUT,
+        DEFAULT_GRADE_TIMEOUT,
+        DEFAULT_GRADE_WORKERS,
+    )
+    from choicebox.server._http import DEFAULT_HEADER_TIMEOUT
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command")
+    serve = commands.choices["serve"]  # type: ignore[index]
+    helps = {action.dest: action.help or "" for action in serve._actions}
+    assert f"(default {DEFAULT_GRADE_WORKERS})" in helps["grade_workers"]
+    assert f"(default {DEFAULT_GRADE_TIMEOUT:g})" in helps["grade_timeout"]
+    assert f"(default {DEFAULT_HEADER_TIMEOUT:g})" in helps["header_timeout"]
+    assert f"(default {DEFAULT_BODY_TIMEOUT:g})" in helps["body_timeout"]

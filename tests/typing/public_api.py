@@ -44,7 +44,17 @@ from choicebox import (
     response_text,
     templates,
 )
-from choicebox.jsonl import JsonlError, JsonlRow, dumps, iter_jsonl, loads
+from choicebox.jsonl import (
+    RAW_FIELD_BYTES,
+    UTF8_BOM,
+    JsonlError,
+    JsonlRow,
+    dumps,
+    iter_jsonl,
+    loads,
+    raw_fields,
+)
+from choicebox.server import create_app
 
 AnyMultipleChoice = MultipleChoiceQuestionAnswerSample | MultipleChoiceCompletionSample
 
@@ -182,6 +192,18 @@ def jsonl(path: Path) -> None:
             value: Any = item.value
             print(item.line, value)
     iter_jsonl(42)  # type: ignore[arg-type]
+    # An error row's copy of a bad line: text or base64, at most RAW_FIELD_BYTES of it.
+    fields: dict[str, Any] = raw_fields(b"\xff not json", limit=RAW_FIELD_BYTES)
+    marked: bytes = UTF8_BOM
+    raw_fields("text")  # type: ignore[arg-type]
+    print(fields, marked)
+
+
+def server() -> None:
+    # Grading processes, their deadline and the body deadline are keyword options of the app.
+    app = create_app(mode="robust", grade_workers=0, grade_timeout=5.0, body_timeout=10.0)
+    print(app.routes)
+    create_app(grade_workers="2")  # type: ignore[arg-type]
 
 
 def errors() -> None:
