@@ -37,10 +37,13 @@ from choicebox import MCQASample, SampleError, WireFormatError, default_registry
 from choicebox.batch import Grader
 
 
-def row_files(rows_dir: Path) -> dict[str, Path]:
-    """``model -> file`` for every ``<model>.jsonl`` or ``<model>.jsonl.gz`` of the directory."""
+def row_files(rows_dir: Path, labels: Path) -> dict[str, Path]:
+    """``model -> file`` for every ``<model>.jsonl`` or ``<model>.jsonl.gz`` of the directory
+    (the labels file, which may sit there too, is no row file)."""
     found: dict[str, Path] = {}
     for path in sorted(rows_dir.iterdir()):
+        if path.resolve() == labels.resolve():
+            continue
         for suffix in (".jsonl.gz", ".jsonl"):
             if path.name.endswith(suffix):
                 found.setdefault(path.name[: -len(suffix)], path)
@@ -165,7 +168,7 @@ def main() -> None:
     registry = default_registry()
     modes = args.modes.split(",") if args.modes else [m for m in registry.names() if registry.is_builtin(m)]
     labels = [json.loads(line) for line in args.labels.read_text(encoding="utf-8").splitlines() if line.strip()]
-    files = row_files(args.rows_dir)
+    files = row_files(args.rows_dir, args.labels)
     rows = labelled_rows(labels, files)
     print(f"{len(labels)} labelled rows ({sum(1 for x in labels if x['label'] is None)} null)")
     results = {mode: score(mode, labels, rows, args.show) for mode in modes}
