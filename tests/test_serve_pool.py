@@ -129,7 +129,10 @@ def test_a_request_past_the_deadline_is_abandoned_and_its_worker_replaced() -> N
 
 def test_a_worker_that_dies_is_replaced() -> None:
     async def scenario(pool: WorkerPool) -> None:
-        with pytest.raises(WorkerCrashed, match="SIGKILL"):
+        # The forkserver reports a killed child's status through a pipe; on a loaded machine
+        # that read can lose the race and multiprocessing says 255. Either way the request fails
+        # with WorkerCrashed saying how the worker ended, and the pool goes on.
+        with pytest.raises(WorkerCrashed, match=r"killed by SIGKILL|exited with status 255"):
             await pool.run("die", b"")
         assert await pool.run("echo", b"still here") == (200, b"still here")
 
