@@ -58,9 +58,8 @@ class _Worker:
 
     async def call(self, route: str, body: bytes) -> bytes:
         head = route.encode("ascii") + b"\n"
-        self.writer.write(_LENGTH.pack(len(head) + len(body)))
-        self.writer.write(head)
-        self.writer.write(body)
+        # One write, so one system call for a small request (each wakes the worker).
+        self.writer.writelines((_LENGTH.pack(len(head) + len(body)), head, body))
         await self.writer.drain()
         return await self.receive()
 
@@ -297,5 +296,4 @@ def _worker_main(sock: socket.socket, factory: Callable[[], Handler]) -> None:
 
 
 def _send(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(_LENGTH.pack(len(payload)))
-    sock.sendall(payload)
+    sock.sendall(_LENGTH.pack(len(payload)) + payload)
