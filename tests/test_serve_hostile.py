@@ -65,6 +65,22 @@ def _wait_closed(sock: socket.socket, limit: float) -> tuple[bytes, float]:
     return got, time.monotonic() - start
 
 
+def _read_reply(sock: socket.socket) -> bytes:
+    """One whole HTTP reply (head and ``Content-Length`` body) from a kept-alive connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
 # --- grading never holds up the server -------------------------------------------------------
 
 
@@ -165,8 +181,9 @@ def test_a_slow_client_within_the_deadlines_is_served(strict_server: str) -> Non
             for part in (body[:10], body[10:100], body[100:]):
                 time.sleep(0.3)
                 sock.sendall(part)
-            reply = sock.recv(1 << 20)
+            reply = _read_reply(sock)
             assert reply.startswith(b"HTTP/1.1 200 "), reply[:80]
+            assert orjson.loads(reply.partition(b"\r\n\r\n")[2])["reward"] == 1.0
             time.sleep(0.5)  # idle between requests: under the keep-alive bound
 
 
@@ -239,11 +256,11 @@ def test_a_batch_of_huge_bad_values_is_not_echoed_whole(strict_server: str) -> N
 
 
 def test_thousands_of_problems_are_counted_not_listed(strict_server: str) -> None:
-    reply = httpx.post(f"{strict_server}/verify", json=_request(options=[7] * 10_000))
+    reply = httpx.post(f"{strict_server}/verify", json=_request(options=[7] * 500))
     assert reply.status_code == 422
     detail = reply.json()["detail"]
     assert len(detail) == MAX_DETAIL_PROBLEMS + 1
-    assert detail[-1] == f"... and {10_000 - MAX_DETAIL_PROBLEMS} more problems"
+    assert detail[-1] == f"... and {500 - MAX_DETAIL_PROBLEMS} more problems"
 
 
 def test_bounded_detail_keeps_short_messages_and_both_ends_of_long_ones() -> None:

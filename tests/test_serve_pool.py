@@ -104,8 +104,11 @@ def test_a_gil_holding_request_stalls_neither_the_loop_nor_the_other_worker() ->
 
     slow_took, fast, worst_gap = _run(scenario)
     assert slow_took > 0.5, "the backtracking match should take long enough to prove anything"
-    assert fast < 0.25, fast
-    assert worst_gap < 0.25, worst_gap
+    # Held in this process, the GIL would stall both for the whole match; a busy machine may
+    # still delay them a little.
+    bound = max(0.25, slow_took / 4)
+    assert fast < bound, (fast, slow_took)
+    assert worst_gap < bound, (worst_gap, slow_took)
 
 
 def test_a_request_past_the_deadline_is_abandoned_and_its_worker_replaced() -> None:
