@@ -413,3 +413,16 @@ def test_serve_help_states_the_defaults_in_force() -> None:
     assert f"(default {DEFAULT_GRADE_TIMEOUT:g})" in helps["grade_timeout"]
     assert f"(default {DEFAULT_HEADER_TIMEOUT:g})" in helps["header_timeout"]
     assert f"(default {DEFAULT_BODY_TIMEOUT:g})" in helps["body_timeout"]
+
+
+def test_past_the_concurrency_limit_new_requests_get_503() -> None:
+    for base in _start("--limit-concurrency", "3", "--header-timeout", "1"):
+        idle = [socket.create_connection(_address(base)) for _ in range(2)]
+        try:
+            time.sleep(0.2)
+            assert httpx.get(f"{base}/health").status_code == 503
+        finally:
+            for sock in idle:
+                sock.close()
+        time.sleep(0.5)
+        assert httpx.get(f"{base}/health").status_code == 200

@@ -146,16 +146,14 @@ def _bounded_message(message: str) -> str:
     return f"{message[:keep]}…[{cut} characters cut]…{message[-keep:]}"
 
 
-def _error_body(status: int, detail: str | list[str]) -> bytes:
+def _error_body(detail: str | list[str]) -> bytes:
     return _dumps({"detail": bounded_detail(detail)})
 
 
 def _error(status: int, detail: str | list[str]) -> Response:
     # After a 408 the rest of the body may still come: the connection cannot carry another request.
     headers = {"connection": "close"} if status == 408 else None
-    return Response(
-        _error_body(status, detail), status_code=status, media_type=_JSON, headers=headers
-    )
+    return Response(_error_body(detail), status_code=status, media_type=_JSON, headers=headers)
 
 
 class Grader:
@@ -308,10 +306,10 @@ def respond(grader: Grader, route: str, body: bytes) -> tuple[int, bytes]:
             return 200, _dumps(grader.metrics(_listed(payload, "verify_responses")))
         raise ValueError(f"not a grading route: {route!r}")
     except ClientError as exc:
-        return exc.status, _error_body(exc.status, exc.detail)
+        return exc.status, _error_body(exc.detail)
     except Exception:
         logger.exception("unexpected error on POST /%s", route)
-        return 500, _error_body(500, "internal server error")
+        return 500, _error_body("internal server error")
 
 
 def _decode(body: bytes) -> Any:
