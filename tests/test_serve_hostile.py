@@ -15,14 +15,19 @@ import orjson
 import pytest
 
 from choicebox._modes import default_registry
+from choicebox.cli import build_parser
 from choicebox.server import create_app
 from choicebox.server._app import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_GRADE_TIMEOUT,
+    DEFAULT_GRADE_WORKERS,
     MAX_DETAIL_CHARS,
     MAX_DETAIL_PROBLEMS,
     Grader,
     bounded_detail,
     respond,
 )
+from choicebox.server._http import DEFAULT_HEADER_TIMEOUT
 from test_serve import _request, _response, _start
 
 BIG = 6_000_000  # a bad value this long must not come back whole
@@ -397,14 +402,6 @@ def test_grading_in_the_server_process_answers_as_the_workers_do(strict_server: 
 
 
 def test_serve_help_states_the_defaults_in_force() -> None:
-    from choicebox.cli import build_parser
-    from choicebox.server._app import (
-        DEFAULT_BODY_TIMEOUT,
-        DEFAULT_GRADE_TIMEOUT,
-        DEFAULT_GRADE_WORKERS,
-    )
-    from choicebox.server._http import DEFAULT_HEADER_TIMEOUT
-
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command")
     serve = commands.choices["serve"]  # type: ignore[index]
