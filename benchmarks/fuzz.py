@@ -49,6 +49,7 @@ import multiprocessing as mp
 import os
 import re
 import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -638,6 +639,8 @@ def main() -> None:
         one.add_argument("--seed", type=int, default=1)
         one.add_argument("--big", type=float, default=0.05)
     args = parser.parse_args()
+    # Generated texts hold lone surrogates; shown escaped rather than ending the report.
+    sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     if args.command == "run":
         signal.signal(signal.SIGTERM, _interrupt)  # `timeout` and `kill` save the state too
         Campaign(args).run()

@@ -3,12 +3,16 @@ every entry point; a refused pattern is an invalid pattern, never an exception o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from choicebox import RuleFileError, grade
 from choicebox._grading import grade_text
@@ -50,6 +54,7 @@ from choicebox.testing import mcqa_sample
         ("(?P<outer>(?<=x)(?:a{900}){900})", "expands to about 810,001 units"),
         ("(?#a comment)(?:a{999}){999}", "expands to about 998,001 units"),
         ("(?:a{100}){201}", "expands to about 20,100 units"),
+        ("(?:a{900}b)(?i){300}", "expands to about 270,300 units"),  # flags are no atom
         ("x" * (MAX_PATTERN_CHARS + 1), f"is {MAX_PATTERN_CHARS + 1:,} characters long"),
         ("|".join(f"w{i}" for i in range(20_000)), "characters long"),
     ],
@@ -97,6 +102,40 @@ def test_every_shipped_pattern_is_well_within_the_limits() -> None:
         largest, size = pattern_size(source)
         assert largest <= MAX_REPEAT // 10, source
         assert size <= MAX_PATTERN_SIZE // 10, source
+
+
+_ATOMS = st.sampled_from(
+    ["a", "xy", ".", "[a-z]", "[^{}]", "[]a]", "[[:alpha:]]", "[{5}]", r"\d", r"\p{L}", r"\{",
+     r"\1", "(?i)", "(?#c{9999})", " ", "#", "{", "{,}", "^"]
+)  # fmt: skip
+_COUNTS = st.sampled_from(
+    ["", "", "*", "+?", "{2}", "{30}", "{0,100}", "{,1000}", "{300,}", "{1000}", "{1000}+", "{5,20}?"]
+)
+
+
+def _wrap(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    prefixes = st.sampled_from(["", "?:", "?P<g>", "?=", "?!", "?>", "?i:", "?x:", "?|"])
+    group = st.tuples(prefixes, st.lists(inner, min_size=1, max_size=3)).map(
+        lambda pair: f"({pair[0]}{'|'.join(pair[1])})"
+    )
+    return st.tuples(group | inner, _COUNTS).map("".join)
+
+
+_PATTERNS = st.recursive(
+    st.tuples(_ATOMS, _COUNTS).map("".join),
+    lambda inner: st.lists(_wrap(inner), min_size=1, max_size=4).map("".join),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_PATTERNS, st.sampled_from([0, regex.VERBOSE]))
+def test_a_pattern_the_limits_accept_compiles_quickly(source: str, flags: int) -> None:
+    assume(pattern_problem(source) is None)
+    started = time.perf_counter()
+    with contextlib.suppress(regex.error):
+        regex.compile(source, flags | regex.V0, cache_pattern=False)
+    assert time.perf_counter() - started < 0.5  # the worst seen in 90,000 such patterns: 35 ms
 
 
 def test_verbose_spacing_cannot_hide_a_repeat() -> None:

@@ -206,6 +206,7 @@ _COUNT: Final = re.compile(r"\{(\d*)(,?)(\d*)\}")
 _GROUP_PREFIX: Final = re.compile(
     r"\?(?:P?<\w+>|'\w+'|<[=!]|[:=!>|]|P[=>]\w+\)|&\w+\)|[-+]?\d+\)|R\)|[-a-zA-Z^]*[:)])?"
 )
+_INLINE_FLAGS: Final = re.compile(r"\?(?!R\))[-a-zA-Z^]*\)")
 _HUGE: Final = 10**12  # any size past every limit; keeps the arithmetic small
 
 
@@ -232,10 +233,12 @@ def _measure(source: str) -> tuple[int, int]:
                 continue
             prefix = _GROUP_PREFIX.match(source, i + 1)
             i = prefix.end() if prefix is not None else i + 1
-            if prefix is not None and prefix.group().endswith(")"):
-                groups[-1][-1].append(1)  # (?i), (?P=name), (?1): complete in itself
-            else:
+            if prefix is None or not prefix.group().endswith(")"):
                 groups.append([[]])
+            elif not _INLINE_FLAGS.fullmatch(prefix.group()):
+                groups[-1][-1].append(1)  # (?P=name), (?1), (?R): an atom complete in itself
+            # else inline flags such as (?i): no atom at all, so a count after them repeats
+            # what came before them (regex reads "(...)(?i){300}" as the group 300 times)
         elif char == ")":
             if len(groups) > 1:
                 closed = groups.pop()
