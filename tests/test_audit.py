@@ -799,3 +799,15 @@ def test_the_ending_checks_are_switched_on_in_a_config_file() -> None:
         "    mid_sentence_endings: true\n    require_terminal_punctuation: true\n"
     )
     assert audit(sample, config=config).checks == {"truncated_question"}
+
+
+def test_a_deeply_nested_gold_answer_is_a_finding_not_a_recursion_error() -> None:
+    row = MCQASample.from_question("Which colour is the sky?", ["red", "blue"], "B").to_wire()
+    gold: object = "B"
+    for _ in range(1000):
+        gold = [gold]
+    row["expected_answer"] = gold
+    result = audit_row(row)
+    messages = " ".join(f.message for f in result.findings)
+    assert "expected_answer" in messages
+    assert len(messages) < 2000  # the nested value is shown shortened, not whole

@@ -11,6 +11,7 @@ from typing import Any, Final, Literal, TypeAlias
 import attrs
 import regex
 
+from choicebox._errors import describe_value
 from choicebox._letters import read_payload
 from choicebox._regex import RegexTimeout, compile_pattern
 
@@ -116,7 +117,10 @@ def _duplicate_choice(view: _View, params: Mapping[str, Any]) -> Problems:
     Good: "options": [{"A": "Mercury"}, {"B": "Venus"}, {"C": "Mars"}]
     """
     for field, letter in view.duplicate_letters:
-        yield field, f"the option letter {letter!r} appears twice: give each option its own letter"
+        yield (
+            field,
+            f"the option letter {describe_value(letter)} appears twice: give each option its own letter",
+        )
     punctuation, numeric = bool(params["punctuation"]), bool(params["numeric"])
     exact = is_rounding_question(view.question)
     texts = _compared_texts(view)
@@ -295,20 +299,26 @@ def _gold_not_in_choices(view: _View, params: Mapping[str, Any]) -> Problems:
     if view.family == "mcqa":
         letters = [o.letter for o in view.options if o.letter is not None]
         if not isinstance(gold, str):
-            yield field, f"{field} is {gold!r}, not an option letter ({', '.join(letters)})"
+            yield (
+                field,
+                f"{field} is {describe_value(gold)}, not an option letter ({', '.join(letters)})",
+            )
         elif gold not in letters:
             hint = " (letters are case-sensitive)" if gold.upper() in letters else ""
             yield (
                 field,
                 (
-                    f"{field} {gold!r} is not one of the option letters "
+                    f"{field} {describe_value(gold)} is not one of the option letters "
                     f"{', '.join(letters) or '(none)'}{hint}: point it at the correct option"
                 ),
             )
         return
     n = len(view.options)
     if not isinstance(gold, int) or isinstance(gold, bool):
-        yield field, f"answer_index is {gold!r}, not a whole number between 0 and {n - 1}"
+        yield (
+            field,
+            f"answer_index is {describe_value(gold)}, not a whole number between 0 and {n - 1}",
+        )
     elif not 0 <= gold < n:
         yield (
             field,
