@@ -27,12 +27,10 @@ from choicebox import _errors, jsonl, server
 SRC = Path(__file__).parents[1] / "sdk"
 PACKAGE = SRC / "choicebox"
 MAX_MODULE_LINES = 800
-MAX_ROOT_NAMES = 40
+MAX_ROOT_NAMES = 41  # 40, and Problem: what WireFormatError.issues holds
 
 # Circles another change removes; each entry must still be a circle, so a stale one fails too.
-KNOWN_CIRCLES: set[frozenset[str]] = {
-    frozenset({"choicebox._samples", "choicebox._templates", "choicebox._wire"}),
-}
+KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 # Exception classes that may live outside _errors.py, and why no user ever sees them.
 INTERNAL_EXCEPTIONS = {

@@ -281,6 +281,27 @@ def test_aggregate_metrics_of_verify_responses_by_uuid(client: httpx.Client) -> 
     assert body["key_metrics"]["mean/reward"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize(
+    "listing",
+    ["A: Granite\nB: Basalt\nC: Marble\nD: Pumice", "[A] Granite\n[B] Basalt\n[C] Marble"],
+)
+def test_a_rollout_without_options_is_graded_from_its_prompt(
+    client: httpx.Client, listing: str
+) -> None:
+    # NeMo Gym's rollout files drop `options`; `choicebox grade` reads them from the prompt and
+    # so does the server (it used to answer 422 `required field missing @ $.options`).
+    row = _request(r"Marble. \boxed{C}")
+    del row["options"]
+    row["responses_create_params"] = {
+        "input": [{"role": "user", "content": f"Which rock forms from limestone?\n{listing}"}]
+    }
+    reply = client.post("/verify", json=row)
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body == {**_expected(row), "options_source": "prompt"}
+    assert body["reward"] == 1.0
+
+
 # --- bad input -------------------------------------------------------------------------------
 
 

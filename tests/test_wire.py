@@ -19,7 +19,7 @@ from choicebox import (
     Template,
     WireFormatError,
 )
-from choicebox._samples import MC_WIRE_KEYS, MCQA_WIRE_KEYS, TEMPLATE_WIRE_KEYS
+from choicebox._wire import MC_WIRE_KEYS, MCQA_WIRE_KEYS, TEMPLATE_WIRE_KEYS
 from choicebox.jsonl import dumps, loads
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -373,7 +373,11 @@ def test_bad_mcqa_row_lists_validator_refusals_together() -> None:
     [
         (
             {"question": "q", "expected_answer": "A"},
-            ["required field missing @ $.options"],
+            ["required field missing, and the prompt lists no lettered options @ $.options"],
+        ),
+        (
+            {"question": 5, "expected_answer": "A"},
+            ["expected a string, got int @ $.question", "required field missing @ $.options"],
         ),
         (
             {"question": "q", "options": [{"A": "a"}, {"B": "b"}]},

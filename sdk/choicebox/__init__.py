@@ -30,6 +30,7 @@ from ._errors import (
 )
 from ._grading import Verdict, grade, grade_many, grade_text
 from ._modes import GradingMode, ModeRegistry, default_registry
+from ._problems import Problem
 from ._rollout import ModelOutput, Rollout, response_text
 from ._samples import (
     DEFAULT_GRADING_MODE,
@@ -75,6 +76,7 @@ __all__ = [
     "MultipleChoiceQuestionAnswerSample",
     "MultipleChoiceSample",
     "ParameterError",
+    "Problem",
     "PromptTemplate",
     "ReportError",
     "Rollout",

@@ -10,6 +10,8 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from ._problems import Problem
+
 __all__ = [
     "AuditConfigError",
     "BatchError",
@@ -186,10 +188,12 @@ class SampleError(ChoiceboxError, ValueError):
 
 
 class WireFormatError(ChoiceboxError, ValueError):
-    """A wire row could not be decoded; ``problems`` lists each one as ``message @ $.path``."""
+    """A wire row could not be read. ``issues`` lists each problem as a coded ``Problem``
+    (``code``, ``message``, ``path``); ``problems`` lists the same ones as ``message @ $.path``."""
 
-    def __init__(self, problems: Sequence[str], *, where: str | None = None) -> None:
-        self.problems = tuple(problems)
+    def __init__(self, problems: Sequence[Problem | str], *, where: str | None = None) -> None:
+        self.issues = tuple(p if isinstance(p, Problem) else Problem.from_text(p) for p in problems)
+        self.problems = tuple(str(p) for p in problems)  # text given by hand is kept as written
         self.where = where
         head = f"{where}: " if where else ""
         if len(self.problems) == 1:

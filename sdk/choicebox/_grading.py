@@ -25,7 +25,17 @@ from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
 from .steps import Context, Extraction, FailureKind, run_patterns
 
-__all__ = ["TEMPLATE_STEP", "VERDICT_KEYS", "Verdict", "grade", "grade_many", "grade_text"]
+__all__ = [
+    "TEMPLATE_STEP",
+    "VERDICT_KEYS",
+    "Verdict",
+    "grade",
+    "grade_many",
+    "grade_output",
+    "grade_text",
+    "invalid_output_verdict",
+    "template_regex_letter",
+]
 
 TEMPLATE_STEP: Final = "template_regex"
 VERDICT_KEYS: Final = (
@@ -274,9 +284,7 @@ def grade_text(
         errors.append(detail)
         kept = Extraction(None, failure="invalid_regex", detail=detail, final=False)
     elif output_regex:
-        # Case-insensitive, rightmost match, as the seed specifies; an invalid pattern is
-        # recorded and skipped rather than refused, since it is row data.
-        found = run_patterns(output_regex, regex.IGNORECASE, context)
+        found = _template_reading(output_regex, context)
         if found is not None:
             if found.letter is not None:
                 return _verdict(
@@ -307,6 +315,24 @@ def grade_text(
     )
 
 
+def _template_reading(patterns: tuple[str, ...], context: Context) -> Extraction | None:
+    # Case-insensitive, rightmost match, as the seed specifies; an invalid pattern is recorded
+    # and skipped rather than refused, since it is row data.
+    return run_patterns(patterns, regex.IGNORECASE, context)
+
+
+def template_regex_letter(
+    patterns: tuple[str, ...], text: str, options: Mapping[str, str]
+) -> str | None:
+    """The letter a sample's own ``output_regex`` patterns read from ``text``, exactly as
+    grading reads them before the mode's chain (``None``: they read none, or there are more
+    than ``MAX_PATTERNS_PER_ROW`` of them, which grading refuses to run)."""
+    if len(patterns) > MAX_PATTERNS_PER_ROW:
+        return None
+    found = _template_reading(patterns, Context(text, options))
+    return found.letter if found is not None else None
+
+
 def _resolve_mode(
     sample: MCQASample, mode: str | GradingMode | None, registry: ModeRegistry | None
 ) -> GradingMode:
@@ -330,22 +356,9 @@ def grade(
     Raises only ``UnknownModeError`` for a mode name no registry knows.
     """
     resolved = _resolve_mode(sample, mode, registry)
-    try:
-        text = response_text(output)
-    except WireFormatError as exc:
-        components = _components(None, sample.expected_answer, clean=False)
-        return Verdict(
-            reward=0.0,
-            reward_components=components,
-            extracted_answer=None,
-            expected_answer=sample.expected_answer,
-            mode=resolved.id,
-            failure="invalid_output",
-            detail="; ".join(exc.problems),
-        )
     template = sample.template
-    return grade_text(
-        text,
+    return grade_output(
+        output,
         sample.options,
         sample.expected_answer,
         resolved,
@@ -353,6 +366,50 @@ def grade(
         answer_prefix=template.answer_prefix if template is not None else None,
         regex_timeout=regex_timeout,
         question=sample.question,
+    )
+
+
+def grade_output(
+    output: object,
+    options: Mapping[str, str],
+    expected: str,
+    mode: GradingMode,
+    *,
+    output_regex: tuple[str, ...] = (),
+    answer_prefix: str | None = None,
+    regex_timeout: float = DEFAULT_TIMEOUT,
+    question: str = "",
+) -> Verdict:
+    """``grade`` from a sample's fields: what ``grade`` and the batch ``Grader`` both run.
+
+    An ``output`` whose text cannot be found is an ``invalid_output`` verdict, never an error.
+    """
+    try:
+        text = response_text(output)
+    except WireFormatError as exc:
+        return invalid_output_verdict(expected, mode, exc)
+    return grade_text(
+        text,
+        options,
+        expected,
+        mode,
+        output_regex=output_regex,
+        answer_prefix=answer_prefix,
+        regex_timeout=regex_timeout,
+        question=question,
+    )
+
+
+def invalid_output_verdict(expected: str, mode: GradingMode, error: WireFormatError) -> Verdict:
+    """The verdict on an output whose text cannot be found: ``error`` says why."""
+    return Verdict(
+        reward=0.0,
+        reward_components=_components(None, expected, clean=False),
+        extracted_answer=None,
+        expected_answer=expected,
+        mode=mode.id,
+        failure="invalid_output",
+        detail="; ".join(error.problems),
     )
 
 

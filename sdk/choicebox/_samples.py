@@ -7,7 +7,10 @@ Two families share this module:
 * the lettered question family (``MCQASample``), the shape of a NeMo Gym ``mcqa`` row, where the
   answer is an option letter.
 
-An invalid sample cannot exist: every refusal raises ``SampleError`` naming the field.
+An invalid sample cannot exist: every refusal raises ``SampleError`` naming the field. A sample
+decoded from a row (``from_wire``) is built from the reading of ``_reader``, which has made every
+check already, so its fields are set without running the validators a second time; the encoders
+and the row reader live in ``_wire`` and ``_reader``, which know nothing of these classes.
 """
 
 from __future__ import annotations
@@ -15,11 +18,33 @@ from __future__ import annotations
 import string
 import types
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Final, Literal, TypeAlias, overload
+from typing import Any, ClassVar, Final, Literal, TypeAlias, TypeVar, overload
 
 import attrs
 
 from ._errors import SampleError, WireFormatError, describe_value
+from ._problems import Problem
+from ._reader import (
+    MultipleChoiceReading,
+    RowReading,
+    blank,
+    is_option_letter,
+    mcqa_extra,
+    read_mcqa_row,
+    read_multiple_choice_row,
+    template_extra,
+)
+from ._templates import lettered_options, prompt_template
+from ._wire import (
+    DEFAULT_GRADING_MODE,
+    MC_WIRE_KEYS,
+    MCQA_WIRE_KEYS,
+    STYLES,
+    TEMPLATE_WIRE_KEYS,
+    Style,
+    encode_mcqa,
+    encode_multiple_choice,
+)
 
 __all__ = [
     "DEFAULT_GRADING_MODE",
@@ -31,32 +56,18 @@ __all__ = [
     "Template",
 ]
 
-Style: TypeAlias = Literal["qa", "continuation"]
-STYLES: Final[tuple[Style, ...]] = ("continuation", "qa")
-DEFAULT_GRADING_MODE: Final = "strict_single_letter_boxed"
-
 _EMPTY: Final[Mapping[str, Any]] = types.MappingProxyType({})
+_A = TypeVar("_A")
 
-# The keys each wire row spells its own fields with: ``extra`` may not reuse them, since an extra
-# column of that name would overwrite (or be read back as) the field on the wire.
-MC_WIRE_KEYS: Final = ("task_type", "style", "context", "choices", "answer_index")
-MCQA_WIRE_KEYS: Final = (
-    "question",
-    "responses_create_params",
-    "options",
-    "expected_answer",
-    "grading_mode",
-    "template_metadata",
-    "uuid",
-    "metadata",
-)
-TEMPLATE_WIRE_KEYS: Final = (
-    "output_regex",
-    "template_id",
-    "prompt_type",
-    "format_type",
-    "answer_prefix",
-)
+
+def _unchecked(cls: type[_A], **fields: Any) -> _A:
+    """An instance of the frozen attrs class ``cls`` from values a reader has already validated
+    and converted: building a sample from a ``RowReading`` checks nothing twice. Every field of
+    ``cls`` must be given."""
+    instance = object.__new__(cls)
+    for name, value in fields.items():
+        object.__setattr__(instance, name, value)
+    return instance
 
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -75,7 +86,8 @@ def _extra_validator(field: str, reserved: Sequence[str]) -> Any:
                 raise SampleError(field, f"keys must be strings, got {type(key).__name__}")
             if key in reserved:
                 raise SampleError(
-                    f"{field}.{key}", f"{key!r} is a field of the row, not an extra column"
+                    f"{field}.{key}",
+                    f"{describe_value(key)} is a field of the row, not an extra column",
                 )
 
     return check
@@ -84,7 +96,7 @@ def _extra_validator(field: str, reserved: Sequence[str]) -> Any:
 def _require_text(field: str, value: object) -> str:
     if not isinstance(value, str):
         raise SampleError(field, f"expected a string, got {type(value).__name__}")
-    if not value.strip():
+    if blank(value):
         raise SampleError(field, "must not be empty")
     return value
 
@@ -146,20 +158,39 @@ class MultipleChoiceSample:
     @classmethod
     def from_wire(cls, row: Mapping[str, Any]) -> AnyMultipleChoiceSample:
         """Decode a wire row; the result is the specific class for the row's ``style``."""
-        from ._wire import decode_multiple_choice  # noqa: PLC0415  _wire imports _samples
-
-        sample = decode_multiple_choice(row)
+        reading = read_multiple_choice_row(row)
+        if isinstance(reading, list):
+            raise WireFormatError(reading)
+        sample: AnyMultipleChoiceSample = (
+            _unchecked(MultipleChoiceQuestionAnswerSample, **_mc_fields(reading))
+            if reading.style == "qa"
+            else _unchecked(MultipleChoiceCompletionSample, **_mc_fields(reading))
+        )
         if cls is not MultipleChoiceSample and not isinstance(sample, cls):
             raise WireFormatError(
-                [f"style {sample.style!r} does not match {cls.__name__} @ $.style"]
+                [
+                    Problem(
+                        "wrong_value",
+                        f"style {reading.style!r} does not match {cls.__name__}",
+                        "$.style",
+                    )
+                ]
             )
         return sample
 
     def to_wire(self) -> dict[str, Any]:
         """Encode to the wire row: core fields, then the ``extra`` columns unchanged."""
-        from ._wire import encode_multiple_choice  # noqa: PLC0415  _wire imports _samples
-
         return encode_multiple_choice(self)  # type: ignore[arg-type]  # only subclasses exist
+
+
+def _mc_fields(reading: MultipleChoiceReading) -> dict[str, Any]:
+    return {
+        "context": reading.context,
+        "choices": reading.choices,
+        "answer_index": reading.answer_index,
+        "style": reading.style,
+        "extra": _frozen_mapping(reading.extra),
+    }
 
 
 def _class_for_style(style: object) -> type[MultipleChoiceSample]:
@@ -294,20 +325,28 @@ class Template:
     regex_as_list: bool = attrs.field(default=False, eq=False, repr=False)
     wire_order: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
 
+    @classmethod
+    def _from_metadata(cls, meta: Mapping[str, Any], output_regex: tuple[str, ...]) -> Template:
+        """The template of a ``template_metadata`` the reader accepted, not checked again."""
+        return _unchecked(
+            cls,
+            output_regex=output_regex,
+            template_id=meta.get("template_id"),
+            prompt_type=meta.get("prompt_type"),
+            format_type=meta.get("format_type"),
+            answer_prefix=meta.get("answer_prefix"),
+            extra=_frozen_mapping(template_extra(meta)),
+            regex_as_list=isinstance(meta.get("output_regex"), list),
+            wire_order=tuple(meta),
+        )
+
 
 def _options_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Mapping[str, str]:
     items = list(value.items()) if isinstance(value, Mapping) else list(value)
     seen: dict[str, str] = {}
     for letter, text in (i for i in items if type(i) is tuple and len(i) == 2):
         # The common, valid case in one pass; anything odd falls through to the checks below.
-        if not (
-            type(letter) is str
-            and len(letter) == 1
-            and letter.isalpha()
-            and letter not in seen
-            and type(text) is str
-            and text.strip()
-        ):
+        if not is_option_letter(letter) or letter in seen or type(text) is not str or blank(text):
             seen.clear()
             break
         seen[letter] = text
@@ -318,7 +357,7 @@ def _options_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Ma
         if not (isinstance(item, tuple) and len(item) == 2):
             raise SampleError(f"options[{i}]", "expected a (letter, text) pair")
         letter, text = item
-        if not (isinstance(letter, str) and len(letter) == 1 and letter.isalpha()):
+        if not is_option_letter(letter):
             raise SampleError(
                 f"options[{i}]", f"option letter {describe_value(letter)} is not a single letter"
             )
@@ -330,7 +369,7 @@ def _options_mapping(value: Mapping[str, str] | Iterable[tuple[str, str]]) -> Ma
             raise SampleError(
                 f"options.{letter}", f"expected option text, got {type(text).__name__}"
             )
-        if not text.strip():
+        if blank(text):
             raise SampleError(f"options.{letter}", "option text must not be empty")
         seen[letter] = text
     return types.MappingProxyType(seen)
@@ -403,15 +442,38 @@ class MCQASample:
 
     @classmethod
     def from_wire(cls, row: Mapping[str, Any]) -> MCQASample:
-        """Decode a NeMo Gym JSONL row (unknown keys are kept in ``extra``)."""
-        from ._wire import decode_mcqa  # noqa: PLC0415  _wire imports _samples
+        """Decode a NeMo Gym JSONL row (unknown keys are kept in ``extra``).
 
-        return decode_mcqa(row)
+        A row without ``options`` (a Gym rollout) takes them from the options its prompt lists.
+        Raises ``WireFormatError`` listing every problem of the row.
+        """
+        reading = read_mcqa_row(row)
+        if isinstance(reading, list):
+            raise WireFormatError(reading)
+        return cls._from_reading(reading)
+
+    @classmethod
+    def _from_reading(cls, reading: RowReading) -> MCQASample:
+        """The sample of a row ``read_mcqa_row`` accepted, without checking its fields again."""
+        row = reading.row
+        meta = reading.template
+        params = reading.responses_create_params
+        return _unchecked(
+            cls,
+            question=reading.question,
+            options=types.MappingProxyType(dict(reading.options)),
+            expected_answer=reading.expected_answer,
+            grading_mode=reading.grading_mode,
+            template=None if meta is None else Template._from_metadata(meta, reading.output_regex),
+            uuid=reading.uuid,
+            metadata=row.get("metadata"),
+            responses_create_params=None if params is None else _frozen_mapping(params),
+            extra=_frozen_mapping(mcqa_extra(row)),
+            wire_order=tuple(row),
+        )
 
     def to_wire(self) -> dict[str, Any]:
         """Encode to a NeMo Gym JSONL row, keys in the order they were read."""
-        from ._wire import encode_mcqa  # noqa: PLC0415  _wire imports _samples
-
         return encode_mcqa(self)
 
     @overload
@@ -441,7 +503,7 @@ class MCQASample:
             if key in MC_WIRE_KEYS or key in extra:
                 raise SampleError(
                     f"extra.{key}",
-                    f"the row key {key!r} would collide with a field of a context/choices row",
+                    f"the row key {describe_value(key)} would collide with a field of a context/choices row",
                 )
             extra[key] = value
         return MultipleChoiceSample(
@@ -470,8 +532,6 @@ class MCQASample:
         Raises ``SampleError`` when no lossless lettered question exists: more choices than
         letters, an empty choice (options must have text) or an extra column named like a row field.
         """
-        from ._templates import render_sample  # noqa: PLC0415  _templates imports _samples
-
         if not isinstance(sample, MultipleChoiceSample):
             raise SampleError(
                 "sample", f"expected a MultipleChoiceSample, got {type(sample).__name__}"
@@ -495,7 +555,7 @@ class MCQASample:
         if uuid is not None and not isinstance(uuid, str):
             raise SampleError("extra.uuid", f"expected a string, got {type(uuid).__name__}")
         metadata = extra.pop("metadata", None)
-        rendered = render_sample(
+        return cls._rendered(
             sample.context,
             options,
             pool[sample.answer_index],
@@ -503,8 +563,8 @@ class MCQASample:
             grading_mode=None,
             uuid=uuid,
             metadata=metadata,
+            extra=extra,
         )
-        return attrs.evolve(rendered, extra=extra) if extra else rendered
 
     @classmethod
     def from_question(
@@ -523,9 +583,7 @@ class MCQASample:
         ``options`` may be a mapping of letters to texts or a plain list (lettered A, B, C, ...).
         The template supplies the prompt, the matching ``output_regex`` and the grading mode.
         """
-        from ._templates import render_sample  # noqa: PLC0415  _templates imports _samples
-
-        return render_sample(
+        return cls._rendered(
             question,
             options,
             expected_answer,
@@ -533,4 +591,38 @@ class MCQASample:
             grading_mode=grading_mode,
             uuid=uuid,
             metadata=metadata,
+        )
+
+    @classmethod
+    def _rendered(
+        cls,
+        question: str,
+        options: Mapping[str, str] | Sequence[str],
+        expected_answer: str,
+        *,
+        template: str,
+        grading_mode: str | None,
+        uuid: str | None,
+        metadata: Any,
+        extra: Mapping[str, Any] | None = None,
+    ) -> MCQASample:
+        """A sample whose prompt, ``output_regex`` and default mode come from a shipped template."""
+        spec = prompt_template(template)
+        lettered = lettered_options(options)
+        meta = (
+            Template(output_regex=spec.output_regex, template_id=spec.id, regex_as_list=True)
+            if spec.output_regex
+            else None
+        )
+        params = {"input": [{"role": "user", "content": spec.render(question, lettered)}]}
+        return cls(
+            question=question,
+            options=lettered,
+            expected_answer=expected_answer,
+            grading_mode=grading_mode or spec.grading_mode,
+            template=meta,
+            uuid=uuid,
+            metadata=metadata,
+            responses_create_params=params,
+            extra=extra,
         )

@@ -18,10 +18,9 @@ import yaml
 
 from ._errors import TemplateError
 from ._resources import builtin_template_files
-from ._samples import MCQASample, Template
 from ._yaml import compose
 
-__all__ = ["PromptTemplate", "parse_template", "render_sample", "templates"]
+__all__ = ["PromptTemplate", "lettered_options", "parse_template", "prompt_template", "templates"]
 
 _PROMPT_FIELD = re.compile(r"\{(question|options|letters)\}")
 _OPTION_FIELD = re.compile(r"\{(letter|text)\}")
@@ -98,7 +97,18 @@ def parse_template(text: str, *, path: str) -> PromptTemplate:
     )
 
 
-def _lettered(options: Mapping[str, str] | Sequence[str]) -> dict[str, str]:
+def prompt_template(template_id: str) -> PromptTemplate:
+    """The shipped template ``template_id``; ``TemplateError`` names the known ones."""
+    known = templates()
+    if template_id not in known:
+        raise TemplateError(
+            f"unknown template {template_id!r}; known templates: {', '.join(sorted(known))}"
+        )
+    return known[template_id]
+
+
+def lettered_options(options: Mapping[str, str] | Sequence[str]) -> dict[str, str]:
+    """Options as letter -> text: a mapping as it is, a plain list lettered A, B, C, ..."""
     if isinstance(options, Mapping):
         return dict(options)
     if isinstance(options, str):
@@ -106,38 +116,3 @@ def _lettered(options: Mapping[str, str] | Sequence[str]) -> dict[str, str]:
     if len(options) > len(string.ascii_uppercase):
         raise TemplateError(f"{len(options)} options do not fit the letters A-Z")
     return dict(zip(string.ascii_uppercase, options, strict=False))
-
-
-def render_sample(
-    question: str,
-    options: Mapping[str, str] | Sequence[str],
-    expected_answer: str,
-    *,
-    template: str,
-    grading_mode: str | None,
-    uuid: str | None,
-    metadata: Any,
-) -> MCQASample:
-    known = templates()
-    if template not in known:
-        raise TemplateError(
-            f"unknown template {template!r}; known templates: {', '.join(sorted(known))}"
-        )
-    spec = known[template]
-    lettered = _lettered(options)
-    meta = (
-        Template(output_regex=spec.output_regex, template_id=spec.id, regex_as_list=True)
-        if spec.output_regex
-        else None
-    )
-    params = {"input": [{"role": "user", "content": spec.render(question, lettered)}]}
-    return MCQASample(
-        question=question,
-        options=lettered,
-        expected_answer=expected_answer,
-        grading_mode=grading_mode or spec.grading_mode,
-        template=meta,
-        uuid=uuid,
-        metadata=metadata,
-        responses_create_params=params,
-    )

@@ -211,7 +211,9 @@ def errors() -> None:
         MCQASample.from_wire({})
     except WireFormatError as exc:
         problems: tuple[str, ...] = exc.problems
-        print(problems)
+        coded: list[tuple[str, str]] = [(issue.code, issue.path) for issue in exc.issues]
+        first: choicebox.Problem = exc.issues[0]
+        print(problems, coded, first.message)
     except SampleError as exc:
         field: str = exc.field
         as_value_error: ValueError = exc

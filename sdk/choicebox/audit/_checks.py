@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
-import regex
 
 from choicebox._errors import describe_value
-from choicebox._letters import read_payload
+from choicebox._grading import template_regex_letter
+from choicebox._prompt_options import option_blocks
 from choicebox._regex import RegexTimeout, compile_pattern
 
 from ._compare import (
@@ -24,7 +24,7 @@ from ._compare import (
     text_form,
 )
 from ._markup import markup_residue
-from ._prompt import _quote, listed_loosely, prompt_option_blocks, prompt_option_problems
+from ._prompt import _quote, listed_loosely, prompt_option_problems
 from ._question import question_problems
 from ._tidy import column_layout, untidy_problems
 from ._view import _Option, _View
@@ -161,7 +161,7 @@ def _compared_texts(view: _View) -> list[str | None]:
     block, so two patches that share their first line are not taken for one."""
     blocks: dict[str, str] = {}
     if view.options_from_prompt and view.prompt:
-        blocks = dict(prompt_option_blocks(view.prompt))
+        blocks = option_blocks(view.prompt)
     texts: list[str | None] = []
     for option in view.options:
         text = option.text if isinstance(option.text, str) else None
@@ -427,33 +427,9 @@ def _instruction_answers(
 
 
 def regex_reads(patterns: Sequence[str], response: str, options: Mapping[str, str]) -> str | None:
-    """The letter the patterns read from ``response``, the way grading reads them (first pattern
-    with a match; its last match; the group ``answer``, else the last group, else the match)."""
-    for source in patterns:
-        compiled = compile_pattern(source, _IGNORECASE)
-        if compiled.pattern is None:
-            continue
-        try:
-            found = compiled.finditer(response)
-        except RegexTimeout:
-            continue
-        if not found:
-            continue
-        match = found[-1]
-        if "answer" in match.re.groupindex:
-            captured = match.group("answer")
-        elif match.lastindex:
-            captured = match.group(match.lastindex)
-        else:
-            captured = match.group(0)
-        if captured is None:
-            continue
-        payload = read_payload(captured, options, option_text=False)
-        return payload.letter if payload.kind == "letter" else None
-    return None
-
-
-_IGNORECASE: Final = int(regex.IGNORECASE)
+    """The letter the patterns read from ``response``: grading's own reading of a template's
+    ``output_regex`` (``template_regex_letter``), so the check cannot disagree with the grader."""
+    return template_regex_letter(tuple(patterns), response, options)
 
 
 @_check("template_regex_mismatch")

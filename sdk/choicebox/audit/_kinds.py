@@ -34,10 +34,15 @@ def multiple_choice_row(row: Mapping[str, Any], view: _View) -> bool:
 
     It is when it has ``choices``; or an ``options`` field that is not a list of plain texts (a
     list of lettered mappings, or something malformed, which is a defect of a multiple-choice
-    row); or a prompt that lists two lettered options or more. A list of plain texts
-    (``["a small shape", ...]``) is another task's format, answered by copying a text.
+    row); or a prompt that lists two lettered options or more; or a gold answer that is a single
+    letter, which names an option even when the options cannot be read (``choicebox grade``
+    refuses such a row, so audit reports why). A list of plain texts (``["a small shape", ...]``)
+    is another task's format, answered by copying a text.
     """
     if view.family == "mc" or "choices" in row:
+        return True
+    expected = row.get("expected_answer")
+    if isinstance(expected, str) and len(expected) == 1 and expected.isalpha():
         return True
     if "options" in row:
         options = row["options"]

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
-from choicebox._errors import WireFormatError
+from choicebox._problems import Problem, ProblemCode
+from choicebox._reader import read_mcqa_row, read_multiple_choice_row
 from choicebox._samples import (
     MCQASample,
     MultipleChoiceSample,
 )
-from choicebox._wire import decode_mcqa, decode_multiple_choice
 from choicebox.jsonl import JsonlError, JsonlRow
 
 from ._checks import _ROW_CHECKS
@@ -23,7 +22,7 @@ from ._compare import comparison_key
 from ._config import AuditConfig, CheckSettings
 from ._findings import Audit, Finding
 from ._kinds import RolloutsWithoutGold, multiple_choice_row, not_multiple_choice
-from ._prompt import _options_in_prompt, _quote
+from ._prompt import _quote
 from ._source import read_rows
 from ._view import AnySample, _View, _view_of_row, _view_of_sample
 
@@ -58,35 +57,37 @@ def audit(sample: AnySample, *, config: AuditConfig | None = None) -> Audit:
     return Audit(findings=tuple(_run(_view_of_sample(sample), config)), uuid=_uuid_of(sample))
 
 
-# Which check a decoding problem belongs to: (check, pattern on "message @ $.path").
-_PROBLEM_CHECKS: Final = (
-    ("gold_not_in_choices", re.compile(r"@ \$\.(?:expected_answer|answer_index)$")),
-    ("empty_choice", re.compile(r"must not be empty @ \$\.(?:options|choices)")),
-    ("duplicate_choice", re.compile(r"appears twice @ \$\.options")),
-)
+# Which check explains a reading problem, by its code; any other problem is `unreadable_row`.
+_CHECK_OF_CODE: Final[dict[ProblemCode, str]] = {
+    "answer_not_an_option": "gold_not_in_choices",
+    "duplicate_option_letter": "duplicate_choice",
+}
+_GOLD_PATHS: Final = ("$.expected_answer", "$.answer_index")
+_CHOICE_PATHS: Final = ("$.options", "$.choices")
 
 
-def _decode_problems(row: Mapping[str, Any], family: str) -> tuple[str, ...]:
-    try:
-        if family == "mc":
-            decode_multiple_choice(row)
-        else:
-            decode_mcqa(row, options_fallback=_options_in_prompt)
-    except WireFormatError as exc:
-        return exc.problems
-    return ()
+def _check_for(problem: Problem) -> str:
+    if problem.path in _GOLD_PATHS:  # no gold answer, or one of the wrong type
+        return "gold_not_in_choices"
+    if problem.code == "empty_text" and problem.path.startswith(_CHOICE_PATHS):
+        return "empty_choice"
+    return _CHECK_OF_CODE.get(problem.code, "unreadable_row")
 
 
-def _finding_for_problem(problem: str, config: AuditConfig) -> Finding | None:
-    message, _, path = problem.rpartition(" @ ")
-    if not _:
-        message, path = problem, "$"
-    field = path[2:] if path.startswith("$.") else path
-    check = next((c for c, pattern in _PROBLEM_CHECKS if pattern.search(problem)), "unreadable_row")
+def _reading_problems(row: Mapping[str, Any], family: str) -> list[Problem]:
+    """What the reader every other path uses finds wrong with ``row`` (empty: it reads)."""
+    reading = read_multiple_choice_row(row) if family == "mc" else read_mcqa_row(row)
+    return reading if isinstance(reading, list) else []
+
+
+def _finding_for_problem(problem: Problem, config: AuditConfig) -> Finding | None:
+    check = _check_for(problem)
     settings = config.checks.get(check)
     if settings is None or not settings.enabled:
         return None
-    return Finding(check, settings.severity, field or "$", f"the row does not decode: {message}")
+    path = problem.path
+    field = path[2:] if path.startswith("$.") else path
+    return Finding(check, settings.severity, field, f"the row does not decode: {problem.message}")
 
 
 def _unreadable(config: AuditConfig, message: str) -> tuple[Finding, ...]:
@@ -101,8 +102,9 @@ def audit_row(row: Any, *, config: AuditConfig | None = None, line: int | None =
     """The findings for one raw row (a decoded JSON value), of either family.
 
     Checks read the row as far as it can be read, so a row that would not decode (a gold letter
-    that is no option, an empty option) is audited rather than refused; each decoding problem no
-    check explains becomes an ``unreadable_row`` finding.
+    that is no option, an empty option) is audited rather than refused. The row is also read by
+    ``read_mcqa_row``, the reader of every other path: each of its problems (by code) that no check
+    has already reported becomes a finding, ``unreadable_row`` when no check explains it.
     """
     config = config or AuditConfig.default()
     if not isinstance(row, Mapping):
@@ -112,7 +114,7 @@ def audit_row(row: Any, *, config: AuditConfig | None = None, line: int | None =
     multiple_choice = multiple_choice_row(row, view)
     found_by_checks = _run(view, config) if multiple_choice else not_multiple_choice(config)
     found = {f.check for f in found_by_checks}
-    for problem in _decode_problems(row, view.family) if multiple_choice else ():
+    for problem in _reading_problems(row, view.family) if multiple_choice else ():
         finding = _finding_for_problem(problem, config)
         if finding is not None and finding.check not in found - {"unreadable_row"}:
             found_by_checks.append(finding)
@@ -201,5 +203,3 @@ def audit_rows(
 def audit_file(path: str | Path, *, config: AuditConfig | None = None) -> Iterator[Audit]:
     """One ``Audit`` per non-blank line of a JSONL file (plain or gzip-compressed), streaming."""
     return audit_rows(read_rows(path), config=config)
-
-

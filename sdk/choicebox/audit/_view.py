@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from choicebox._prompt_options import PromptOptions, locate_options, options_listed
 from choicebox._samples import (
     MCQASample,
     MultipleChoiceCompletionSample,
@@ -19,13 +20,9 @@ from choicebox._samples import (
 from choicebox._templates import templates
 from choicebox._wire import question_from_prompt
 
-from ._prompt import _options_in_prompt, parse_prompt_options
-
 AnySample: TypeAlias = (
     MCQASample | MultipleChoiceQuestionAnswerSample | MultipleChoiceCompletionSample
 )
-
-
 
 
 # --- the view a check reads ----------------------------------------------------------------------
@@ -114,21 +111,26 @@ def _message_texts(params: Any) -> tuple[str, ...]:
 
 
 def _question_stem(
-    question: Any, prompt: str | None, letters: Sequence[str]
+    question: Any,
+    prompt: str | None,
+    letters: Sequence[str],
+    block: PromptOptions | None = None,
 ) -> tuple[str | None, bool]:
     """The question to judge and whether it is a field of its own.
 
-    A row without ``question`` is read from its prompt: the text before the listed options, after
-    the instruction of a shipped template when the prompt starts with one.
+    A row without ``question`` is read from its prompt: the text before the listed options (the
+    ``block`` its options were read from, else where the prompt lists ``letters``), after the
+    instruction of a shipped template when the prompt starts with one.
     """
     if isinstance(question, str) and question != prompt:
         return question, True
     if prompt is None:
         return (question if isinstance(question, str) else None), False
-    block = parse_prompt_options(prompt, letters)
+    if block is None:
+        block = locate_options(prompt, letters)
     if block is None:
         return None, False
-    stem = prompt[: block.start]
+    stem = block.text_before(prompt)
     for prefix in _template_prefixes():
         match = prefix.match(stem)
         if match is not None:
@@ -167,7 +169,7 @@ def _view_of_row(row: Mapping[str, Any]) -> _View:
     duplicates: list[tuple[str, str]] = []
     seen: set[str] = set()
     raw_options = row.get("options")
-    readable = isinstance(raw_options, list) or "options" not in row
+    readable = isinstance(raw_options, list)
     if isinstance(raw_options, list):
         for i, item in enumerate(raw_options):
             if not isinstance(item, Mapping):
@@ -188,15 +190,21 @@ def _view_of_row(row: Mapping[str, Any]) -> _View:
                         f"options.{letter}" if good else f"options[{i}]",
                     )
                 )
-    from_prompt = "options" not in row and prompt is not None
-    if from_prompt:  # Gym rollout files drop `options`: read them from the prompt, as grading does
-        assert prompt is not None
-        options = [
-            _Option(letter, text, "responses_create_params.input")
-            for letter, text in _options_in_prompt(prompt)
-        ]
+    from_prompt = "options" not in row
+    listed: PromptOptions | None = None
+    if from_prompt:  # Gym rollout files drop `options`: read them as the reader does
+        asked = row.get("question")
+        asked = prompt if asked is None else asked
+        listed = options_listed(asked, prompt) if isinstance(asked, str) else None
+        field = "question" if prompt is None else "responses_create_params.input"
+        pairs = listed.pairs if listed is not None else ()
+        options = [_Option(letter, text, field) for letter, text in pairs]
+        readable = listed is not None  # else there are no options to judge the gold against
     question, explicit = _question_stem(
-        row.get("question"), prompt, [o.letter for o in options if o.letter]
+        row.get("question"),
+        prompt,
+        [o.letter for o in options if o.letter],
+        listed if listed is not None and row.get("question") is None else None,
     )
     template = row.get("template_metadata")
     regexes: tuple[Any, ...] = ()
@@ -287,5 +295,3 @@ def _view_of_sample(sample: AnySample) -> _View:
         regex_as_list=template is not None
         and (template.regex_as_list or len(template.output_regex) != 1),
     )
-
-

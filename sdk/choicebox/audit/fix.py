@@ -24,6 +24,7 @@ import attrs
 import orjson
 
 from choicebox._errors import FixFileError, WireFormatError
+from choicebox._prompt_options import locate_options
 from choicebox._samples import (
     MCQASample,
     MultipleChoiceCompletionSample,
@@ -31,12 +32,12 @@ from choicebox._samples import (
     MultipleChoiceSample,
 )
 from choicebox._templates import templates
-from choicebox._wire import decode_mcqa, decode_multiple_choice, question_from_prompt
+from choicebox._wire import question_from_prompt
 from choicebox.jsonl import dumps
 
 from ._checks import choice_labels
 from ._config import AuditConfig
-from ._prompt import parse_prompt_options, prompt_option_problems
+from ._prompt import prompt_option_problems
 from ._run import audit
 from ._source import is_gzip
 from ._tidy import column_layout, tidy
@@ -183,7 +184,7 @@ def _rerender(prompt: str, template_id: str, options: Mapping[str, str]) -> str 
     spec = templates().get(template_id)
     if spec is None:
         return None
-    block = parse_prompt_options(prompt, list(options))
+    block = locate_options(prompt, list(options))
     if block is None:
         return None
     old = {o.letter: o.text for o in block.options}
@@ -435,7 +436,7 @@ def fix_row(row: Any) -> RowFix:
         return RowFix(row=row, problem="not a JSON object")
     is_mc = row.get("task_type") == "multiple_choice" or ("context" in row and "choices" in row)
     try:
-        sample: Any = decode_multiple_choice(row) if is_mc else decode_mcqa(row)
+        sample: Any = MultipleChoiceSample.from_wire(row) if is_mc else MCQASample.from_wire(row)
     except WireFormatError as exc:
         return RowFix(row=row, problem="cannot be decoded: " + "; ".join(exc.problems))
     fixed, changes = fix(sample)

@@ -4,89 +4,34 @@ workers, Ray and the server."""
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Final
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import orjson
 
-from choicebox._errors import (
-    UnknownModeError,
-    WireFormatError,
-)
-from choicebox._fastpath import grade_row_fast
-from choicebox._grading import Verdict, grade
-from choicebox._modes import GradingMode, default_registry
-from choicebox._wire import decode_mcqa, question_from_prompt
+from choicebox._errors import UnknownModeError, WireFormatError
+from choicebox._grading import Verdict, grade_text, invalid_output_verdict
+from choicebox._modes import GradingMode, ModeRegistry, default_registry
+from choicebox._problems import Problem
+from choicebox._reader import RowReading, read_mcqa_row
+from choicebox._regex import DEFAULT_TIMEOUT
+from choicebox._rollout import response_text
 from choicebox.jsonl import raw_fields
 
 from ._records import RowRecord, record_of, record_of_verdict
 
-# --- options from the prompt ------------------------------------------------------------------
-
-# One lettered option per line: `A: text`, `A) text`, `(A) text` or `A. text` (a period needs a
-# space after it, so `A.B.` or `U.S.` never reads as an option). Matched line by line: a
-# MULTILINE scan of the whole prompt costs four times as much on Gym's long one-line questions.
-_OPTION_LINE: Final = re.compile(
-    r"[ \t]*(?:\((?P<paren>[A-Z])\)|(?P<letter>[A-Z])(?P<sep>[:)])|(?P<dot>[A-Z])\.(?=[ \t]))"
-    r"[ \t]*(?P<text>.*\S)"
-)
-
-
-def options_from_prompt(text: str) -> list[tuple[str, str]]:
-    """The lettered options listed in ``text``: the last run of lines ``A``, ``B``, ``C``...
-
-    A run starts at a line lettered ``A`` and continues while the next lettered line, in the same
-    style, has the next letter; other lines in between (blank lines, wrapped text) are passed
-    over. Fewer than two options is no list: ``[]``.
-    """
-    return list(_options_from_prompt(text))
-
-
-# Rollout files hold several rollouts of each prompt, usually next to each other.
-@functools.lru_cache(maxsize=256)
-def _options_from_prompt(text: str) -> tuple[tuple[str, str], ...]:
-    best: list[tuple[str, str]] = []
-    run: list[tuple[str, str]] = []
-    style = ""
-    match_line = _OPTION_LINE.match
-    for line in text.split("\n"):
-        match = match_line(line)
-        if match is None:
-            continue
-        if match["paren"]:
-            letter, this_style = match["paren"], "()"
-        elif match["letter"]:
-            letter, this_style = match["letter"], match["sep"]
-        else:
-            letter, this_style = match["dot"], "."
-        if run and this_style == style and ord(letter) == ord(run[-1][0]) + 1:
-            run.append((letter, match["text"]))
-            continue
-        if len(run) >= 2:
-            best = run
-        if letter == "A":
-            run, style = [(letter, match["text"])], this_style
-        else:
-            run, style = [], ""
-    return tuple(run if len(run) >= 2 else best)
-
-
 # --- grading rows ---------------------------------------------------------------------------
 
 
-_ABSENT: Final = object()
-
-
-class _NoResponse(Exception):
-    """The row has nothing to grade."""
-
-
 class Grader:
-    """Decodes, grades and encodes raw JSONL lines with one registry (one per worker process).
+    """Reads, grades and encodes rollout rows with one registry (one per worker process).
 
-    ``lean`` (the default) grades well-formed rows without building an ``MCQASample``, which
-    costs as much as grading itself; ``lean=False`` decodes every row (the tests compare both).
+    Every row is read by ``read_mcqa_row`` and graded from that reading as ``grade`` grades a
+    sample (the response's text, then ``grade_text`` with the reading's fields), so the verdict is
+    ``grade(MCQASample.from_wire(row), row["response"])``'s; no sample is built, since building
+    one costs as much as grading. ``mode`` overrides every row's ``grading_mode``; ``registry``
+    (else one loaded from ``rules_dirs``) resolves the rows' own modes. The server grades with
+    this class too, so ``choicebox grade`` and ``choicebox serve`` accept the same rows.
     """
 
     def __init__(
@@ -95,90 +40,81 @@ class Grader:
         mode: str | None = None,
         rules_dirs: Sequence[str] = (),
         by: Sequence[str] = (),
-        lean: bool = True,
+        registry: ModeRegistry | None = None,
+        regex_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        self._registry = default_registry(tuple(rules_dirs))
-        self._override: GradingMode | None = self._registry.get(mode) if mode else None
+        self.registry = registry if registry is not None else default_registry(tuple(rules_dirs))
+        self._override: GradingMode | None = self.registry.get(mode) if mode else None
         self._modes: dict[str, GradingMode] = {}
         self._by = tuple(by)
-        self._lean_path = lean
+        self._regex_timeout = regex_timeout
 
     def _mode(self, name: str) -> GradingMode:
-        mode = self._modes.get(name)
+        mode = self._override or self._modes.get(name)
         if mode is None:
-            mode = self._modes[name] = self._registry.get(name)
+            mode = self._modes[name] = self.registry.get(name)
         return mode
+
+    def read(self, row: object) -> RowReading | list[Problem]:
+        """``row`` read as a rollout to grade, or its problems; an unknown mode is one of them."""
+        prepared = self._prepare(row)
+        return prepared if isinstance(prepared, list) else prepared[0]
+
+    def grade_reading(self, reading: RowReading, response: object) -> Verdict:
+        """The verdict on ``response`` for a row ``read`` accepted."""
+        return self._verdict(reading, self._mode(reading.grading_mode), response)
+
+    def _prepare(self, row: object) -> tuple[RowReading, GradingMode] | list[Problem]:
+        reading = read_mcqa_row(row, rollout=True)
+        if isinstance(reading, list):
+            return reading
+        try:
+            return reading, self._mode(reading.grading_mode)
+        except UnknownModeError as exc:
+            return [Problem("unknown_mode", str(exc), "$.grading_mode")]
+
+    def _verdict(self, reading: RowReading, mode: GradingMode, response: object) -> Verdict:
+        """The verdict, as ``grade`` gives it on the sample the reading would build."""
+        try:
+            text = response_text(response)
+        except WireFormatError as exc:
+            return invalid_output_verdict(reading.expected_answer, mode, exc)
+        return grade_text(
+            text,
+            reading.options,
+            reading.expected_answer,
+            mode,
+            output_regex=reading.output_regex,
+            answer_prefix=reading.answer_prefix,
+            regex_timeout=self._regex_timeout,
+            question=reading.question,
+        )
 
     def grade_row(self, line: int, raw: bytes) -> dict[str, Any]:
         """The output row for one input line: graded, or an error row naming the line."""
-        row, verdict, error = self._grade(line, raw)
-        if error is not None:
-            return error
-        assert row is not None
-        assert verdict is not None
-        return _output_row(row, verdict)
+        graded = self._grade(line, raw)
+        if isinstance(graded, dict):
+            return graded
+        row, verdict = graded
+        return output_row(row, verdict)
 
-    def _grade(
-        self, line: int, raw: bytes
-    ) -> tuple[dict[str, Any] | None, Verdict | None, dict[str, Any] | None]:
-        """(row, verdict, None) for a graded line, or (None, None, error row)."""
+    def _grade(self, line: int, raw: bytes) -> tuple[dict[str, Any], Verdict] | dict[str, Any]:
+        """(row, verdict) for a graded line, else the line's error row."""
         try:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             error = {"error": f"line {line}: invalid JSON: {exc}", "line": line}
             error.update(raw_fields(raw.rstrip(b"\r\n")))
-            return None, None, error
-        if not isinstance(row, dict):
-            problem = f"expected a JSON object, got {type(row).__name__} @ $"
-            return None, None, _error_row(line, problem, None)
-        uuid = row.get("uuid")
+            return error
         try:
-            verdict = self._lean(row) if self._lean_path else None
-            if verdict is None:
-                verdict = self._full(row)
-        except _NoResponse:
-            return None, None, _error_row(line, "no response to grade @ $.response", uuid)
-        except WireFormatError as exc:
-            return None, None, _error_row(line, "; ".join(exc.problems), uuid)
-        except UnknownModeError as exc:
-            return None, None, _error_row(line, f"{exc} @ $.grading_mode", uuid)
+            prepared = self._prepare(row)
+            if isinstance(prepared, list):
+                return _error_row(line, "; ".join(map(str, prepared)), _uuid(row))
+            verdict = self._verdict(*prepared, row["response"])
         except Exception as exc:  # a bug must not sink a million-row run; the row says what
             problem = f"internal error: {type(exc).__name__}: {exc}"
-            return None, None, _error_row(line, problem, uuid)
-        return row, verdict, None
-
-    def _full(self, row: dict[str, Any]) -> Verdict:
-        """Decode the row into a sample (every problem reported) and grade it."""
-
-        def fallback(question: str) -> list[tuple[str, str]]:
-            found = options_from_prompt(question)
-            if not found:  # a `question` field without the options: look at the prompt too
-                prompt = question_from_prompt(row.get("responses_create_params"))
-                if prompt is not None and prompt != question:
-                    found = options_from_prompt(prompt)
-            return found
-
-        sample = decode_mcqa(row, options_fallback=fallback)
-        response = row.get("response")
-        if response is None:
-            raise _NoResponse
-        return grade(sample, response, mode=self._override or self._mode(sample.grading_mode))
-
-    def _lean(self, row: dict[str, Any]) -> Verdict | None:
-        """Grade a well-formed row without building a sample; ``None`` if it needs ``_full``."""
-        return grade_row_fast(row, self._mode_for, options_from_prompt=self._prompt_options)
-
-    def _mode_for(self, name: str) -> GradingMode:
-        return self._override or self._mode(name)
-
-    @staticmethod
-    def _prompt_options(row: dict[str, Any], question: str) -> Sequence[tuple[str, str]]:
-        found = _options_from_prompt(question)
-        if not found and "question" in row:  # a `question` field without the options
-            prompt = question_from_prompt(row.get("responses_create_params"))
-            if prompt is not None and prompt != question:
-                found = _options_from_prompt(prompt)
-        return found
+            return _error_row(line, problem, _uuid(row))
+        return row, verdict
 
     def grade_lines(self, lines: Iterable[tuple[int, bytes]]) -> tuple[bytes, list[RowRecord]]:
         """The output lines (each newline-terminated) for numbered input lines, and their records."""
@@ -186,17 +122,18 @@ class Grader:
         records: list[RowRecord] = []
         by = self._by
         for line, raw in lines:
-            row, verdict, out = self._grade(line, raw)
-            if out is None:
-                assert row is not None
-                assert verdict is not None
+            graded = self._grade(line, raw)
+            if isinstance(graded, dict):
+                out = graded
+            else:
+                row, verdict = graded
                 spliced = _spliced(raw, row, verdict)
                 if spliced is not None:
                     parts.append(spliced)
-                    build = functools.partial(_output_row, row, verdict)
+                    build = functools.partial(output_row, row, verdict)
                     records.append(record_of_verdict(row, verdict, by, build))
                     continue
-                out = _output_row(row, verdict)
+                out = output_row(row, verdict)
             try:
                 encoded = orjson.dumps(out)
             except (orjson.JSONEncodeError, TypeError) as exc:
@@ -208,7 +145,13 @@ class Grader:
         return b"\n".join(parts), records
 
 
-def _output_row(row: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+def _uuid(row: object) -> object:
+    return row.get("uuid") if isinstance(row, dict) else None
+
+
+def output_row(row: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """The verify-response row: the input row with the verdict's fields, and ``options_source``
+    when the options were read from the prompt."""
     out = verdict.to_wire(row)
     if "options" not in row:
         out["options_source"] = "prompt"
@@ -257,5 +200,3 @@ def _numbered_lines(span: bytes, first_line: int) -> Iterator[tuple[int, bytes]]
     for number, raw in enumerate(span.split(b"\n"), start=first_line):
         if raw.strip():
             yield number, raw
-
-

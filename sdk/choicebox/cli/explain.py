@@ -51,9 +51,15 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("--question", default="", help="the question of --text, if it matters")
     parser.add_argument("--expected", metavar="L", help="the gold letter of --text (default: none)")
-    parser.add_argument("--mode", metavar="M", help="grading mode (default: the row's, or robust for --text)")
     parser.add_argument(
-        "--rules-dir", metavar="D", action="append", default=[], help="extra rule files (repeatable)"
+        "--mode", metavar="M", help="grading mode (default: the row's, or robust for --text)"
+    )
+    parser.add_argument(
+        "--rules-dir",
+        metavar="D",
+        action="append",
+        default=[],
+        help="extra rule files (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(handler=_explain)
@@ -95,7 +101,9 @@ def _graded(args: argparse.Namespace, registry: Any) -> tuple[Any, str, Any]:
         mode = registry.get(args.mode or "robust")
         expected = args.expected or next(iter(options))
         if expected not in options:
-            raise _UsageError(f"--expected {expected!r} is not one of the options {', '.join(options)}")
+            raise _UsageError(
+                f"--expected {expected!r} is not one of the options {', '.join(options)}"
+            )
         verdict = grade_text(text, options, expected, mode, question=args.question)
     else:
         if args.file is None or (args.line is None and args.uuid is None):
@@ -154,10 +162,10 @@ def _row(path: Path, line: int | None, uuid: str | None) -> dict[str, Any]:
 
 
 def _sample(row: Mapping[str, Any]) -> Any:
-    from choicebox._wire import decode_mcqa  # noqa: PLC0415  on use only
-    from choicebox.batch._engine import options_from_prompt  # noqa: PLC0415  rows without options only
+    from choicebox._samples import MCQASample  # noqa: PLC0415  on use only
 
-    return decode_mcqa(row, options_fallback=options_from_prompt)
+    # A row without options takes them from its prompt, as `choicebox grade` reads it.
+    return MCQASample.from_wire(row)
 
 
 def _excerpt(text: str, start: int, end: int) -> str:

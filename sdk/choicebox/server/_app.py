@@ -5,9 +5,12 @@ answers it with choicebox's verdict, so a Gym setup can point its agent here ins
 ``mcqa`` server. Rule files are read once, when the app is built; no route reads a file or a
 pattern from a path a client names.
 
-Error contract: malformed JSON is 400, a body over the size limit 413, a body that decodes but is
-not a valid request 422 (``{"detail": ["message @ $.path", ...]}``), and an unknown grading mode
-422 naming the known ones. A 500 means a bug in choicebox, never bad input.
+Requests are read and graded by the batch engine's ``Grader``, so the server accepts exactly the
+rows ``choicebox grade`` grades (a rollout without ``options`` included) and gives the same
+verdicts. Error contract: malformed JSON is 400, a body over the size limit 413, a body that
+decodes but is not a valid request 422 (``{"detail": ["message @ $.path", ...]}``: the reader's
+problems, then the response's), and an unknown grading mode 422 naming the known ones. A 500
+means a bug in choicebox, never bad input.
 
 Grading is CPU-bound, and a hostile row can make one grading call slow (a long C-level regex
 match holds the GIL, so a thread does not help). The grading routes therefore run in a small
@@ -39,13 +42,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from choicebox._errors import MetricsError, UnknownModeError, WireFormatError
-from choicebox._fastpath import grade_row_fast
-from choicebox._grading import grade
-from choicebox._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
+from choicebox._errors import MetricsError, WireFormatError
+from choicebox._modes import COMPONENTS, ModeRegistry, default_registry
 from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from choicebox._rollout import response_text
-from choicebox._samples import MCQASample
+from choicebox.batch._engine import Grader, output_row
 from choicebox.metrics import MetricsAccumulator
 
 from ._pool import Handler as PoolHandler
@@ -61,7 +62,7 @@ __all__ = [
     "MAX_DETAIL_CHARS",
     "MAX_DETAIL_PROBLEMS",
     "MAX_OUTPUT_REGEXES",
-    "Grader",
+    "Verifier",
     "app_from_env",
     "create_app",
 ]
@@ -80,7 +81,6 @@ CONFIG_ENV: Final = "CHOICEBOX_SERVE_CONFIG"  # how `choicebox serve` hands opti
 TASK_KEY_FIELD: Final = "uuid"
 
 _JSON: Final = "application/json"
-_REQUIRED: Final = ("responses_create_params", "response")
 
 
 class ClientError(Exception):
@@ -156,8 +156,10 @@ def _error(status: int, detail: str | list[str]) -> Response:
     return Response(_error_body(detail), status_code=status, media_type=_JSON, headers=headers)
 
 
-class Grader:
-    """Turns verify requests (decoded JSON) into verify responses; no HTTP in here."""
+class Verifier:
+    """Turns verify requests (decoded JSON) into verify responses: the batch engine's ``Grader``
+    reads and grades; this class only maps its outcomes to HTTP (422 detail lists, the cap on
+    sample patterns)."""
 
     def __init__(
         self,
@@ -168,65 +170,38 @@ class Grader:
     ) -> None:
         self.registry = registry
         # The server's mode, when set, overrides every row's grading_mode (as Gym's config does).
-        self.mode: GradingMode | None = registry.get(mode) if mode is not None else None
-        self.regex_timeout = regex_timeout
-        self._modes: dict[str, GradingMode] = {}
-
-    def _resolve(self, name: str) -> GradingMode:
-        found = self._modes.get(name)
-        if found is None:
-            try:
-                found = self.registry.get(name)
-            except UnknownModeError as exc:
-                raise ClientError(422, [f"{exc} @ $.grading_mode"]) from None
-            self._modes[name] = found
-        return found
-
-    def _mode_for(self, name: str) -> GradingMode:
-        return self.mode or self._resolve(name)
+        self.grader = Grader(registry=registry, mode=mode, regex_timeout=regex_timeout)
 
     def verify(self, row: Any) -> dict[str, Any]:
         """The verify response for ``row``; raises ``ClientError`` for an invalid request."""
         if not isinstance(row, dict):
             raise ClientError(422, [f"expected a JSON object, got {_kind(row)} @ $"])
-        problems = [f"required field missing @ $.{key}" for key in _REQUIRED if key not in row]
-        if not problems:
-            verdict = grade_row_fast(
-                row,
-                self._mode_for,
-                max_patterns=MAX_OUTPUT_REGEXES,
-                regex_timeout=self.regex_timeout,
-            )
-            if verdict is not None:
-                return verdict.to_wire(row)
-        sample: MCQASample | None = None
-        try:
-            sample = MCQASample.from_wire(row)
-        except WireFormatError as exc:
-            problems.extend(p for p in exc.problems if p not in problems)
-        response: Any = row.get("response")
-        if problems and "response" in row:
-            # Report the response's problems with the others; when there are none, grade reads
-            # the response itself and an unreadable one comes back as an invalid_output verdict.
-            try:
-                response_text(response)
-            except WireFormatError as exc:
-                problems.extend(exc.problems)
-        if sample is not None and sample.template is not None:
-            count = len(sample.template.output_regex)
-            if count > MAX_OUTPUT_REGEXES:
-                problems.append(
+        reading = self.grader.read(row)
+        if isinstance(reading, list):
+            problems = [str(p) for p in reading]
+            response = row.get("response")
+            if response is not None:
+                # Report the response's problems with the others; when there are none, grading
+                # reads the response itself and an unreadable one comes back as invalid_output.
+                try:
+                    response_text(response)
+                except WireFormatError as exc:
+                    problems.extend(exc.problems)
+            raise ClientError(422, problems)
+        count = len(reading.output_regex)
+        if count > MAX_OUTPUT_REGEXES:
+            raise ClientError(
+                422,
+                [
                     f"at most {MAX_OUTPUT_REGEXES} patterns are accepted, got {count} "
                     "@ $.template_metadata.output_regex"
-                )
-        if problems or sample is None:
-            raise ClientError(422, problems)
-        mode = self.mode or self._resolve(sample.grading_mode)
-        verdict = grade(sample, response, mode=mode, regex_timeout=self.regex_timeout)
+                ],
+            )
+        verdict = self.grader.grade_reading(reading, row["response"])
         if verdict.failure == "invalid_output":
             # Not something a model wrote: the client sent a response that is no response.
             raise ClientError(422, verdict.detail.split("; "))
-        return verdict.to_wire(row)
+        return output_row(row, verdict)
 
     def verify_many(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
         """One verify response per row, in order; an invalid row gets an error entry instead."""
@@ -289,21 +264,21 @@ def _guarded(handler: Handler) -> Handler:
 GRADING_ROUTES: Final = ("verify", "verify_batch", "aggregate_metrics")
 
 
-def respond(grader: Grader, route: str, body: bytes) -> tuple[int, bytes]:
+def respond(verifier: Verifier, route: str, body: bytes) -> tuple[int, bytes]:
     """The status and JSON reply for the body of a request on one of ``GRADING_ROUTES``:
     decoding, grading and encoding, and every client error as its 4xx reply."""
     try:
         payload = _decode(body)
         if route == "verify":
-            return 200, _dumps(grader.verify(payload))
+            return 200, _dumps(verifier.verify(payload))
         if route == "verify_batch":
-            results = grader.verify_many(_listed(payload, "requests"))
+            results = verifier.verify_many(_listed(payload, "requests"))
             for item in results:
                 if "error" in item:
                     item["error"] = bounded_detail(item["error"])
             return 200, _batch_body(results)
         if route == "aggregate_metrics":
-            return 200, _dumps(grader.metrics(_listed(payload, "verify_responses")))
+            return 200, _dumps(verifier.metrics(_listed(payload, "verify_responses")))
         raise ValueError(f"not a grading route: {route!r}")
     except ClientError as exc:
         return exc.status, _error_body(exc.detail)
@@ -334,11 +309,11 @@ def _listed(payload: Any, key: str) -> list[Any]:
 def _worker_handler(
     mode: str | None, rules_dirs: tuple[str, ...], regex_timeout: float
 ) -> PoolHandler:
-    """A grading worker's handler: its own ``Grader``, built once in the worker process."""
-    grader = Grader(default_registry(rules_dirs), mode=mode, regex_timeout=regex_timeout)
+    """A grading worker's handler: its own ``Verifier``, built once in the worker process."""
+    verifier = Verifier(default_registry(rules_dirs), mode=mode, regex_timeout=regex_timeout)
     gc.collect()
     gc.freeze()  # as in app_from_env: what is loaded now stays out of the collector's way
-    return functools.partial(respond, grader)
+    return functools.partial(respond, verifier)
 
 
 # --- the app -----------------------------------------------------------------------------------
@@ -362,7 +337,7 @@ def create_app(
     gets a 503. ``grade_workers=0`` grades in this process. A body not received within
     ``body_timeout`` seconds gets a 408.
     """
-    grader = Grader(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
+    verifier = Verifier(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
     pool: WorkerPool | None = None
     if grade_workers > 0:
         factory = functools.partial(
@@ -397,9 +372,9 @@ def create_app(
     async def graded(route: str, body: bytes) -> Response:
         if pool is None:
             if len(body) <= INLINE_MAX_BYTES and b"output_regex" not in body:
-                status, reply = respond(grader, route, body)
+                status, reply = respond(verifier, route, body)
             else:  # a large body or sample regexes (the regex engine releases the GIL)
-                status, reply = await anyio.to_thread.run_sync(respond, grader, route, body)
+                status, reply = await anyio.to_thread.run_sync(respond, verifier, route, body)
             return Response(reply, status_code=status, media_type=_JSON)
         try:
             status, reply = await pool.run(route, body)
@@ -433,7 +408,7 @@ def create_app(
     async def reverify_mode(request: Request) -> Response:
         return _json("stateless")
 
-    modes = grader.registry.names()
+    modes = verifier.registry.names()
 
     async def health(request: Request) -> Response:
         return _json({"status": "ok", "modes": modes})
@@ -460,7 +435,7 @@ def create_app(
         Route("/health", _guarded(health), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.grader = grader
+    app.state.verifier = verifier
     app.state.pool = pool
     return app
 
