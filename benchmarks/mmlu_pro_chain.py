@@ -98,7 +98,7 @@ def main() -> None:
                 differences[why] += 1
                 if shown[why] < args.show:
                     shown[why] += 1
-                    print(f"  {path.name}:{number} chain={chain} mmlu_pro={ours} ({out['failure_kind']}): {why}")
+                    print(f"  {path.name}:{number} chain={chain} mmlu_pro={ours} ({out['grading_failure']}): {why}")
         total.update(counts)
         pp = 100 * (counts["ours_right"] - counts["chain_right"]) / max(1, counts["rows"])
         worst = max(worst, abs(pp))

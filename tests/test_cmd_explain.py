@@ -56,7 +56,7 @@ def test_explain_with_options_mode_and_json(capsys: pytest.CaptureFixture[str]) 
     assert shown["verdict"]["reward"] == 1.0
     assert [c["outcome"] for c in shown["candidates"]] == ["chosen"]
     assert main([*args, "--mode", "strict_single_letter_boxed"]) == 0
-    assert json.loads(capsys.readouterr().out)["verdict"]["failure_kind"] == "no_answer"
+    assert json.loads(capsys.readouterr().out)["verdict"]["grading_failure"] == "no_answer"
 
 
 @pytest.mark.parametrize("name", ["rows.jsonl", "rows.jsonl.gz"])

@@ -94,7 +94,7 @@ def test_grade_reads_responses_chat_completions_and_strings(tmp_path: Path) -> N
     assert "choices" in outputs[1]["response"]
     assert isinstance(outputs[2]["response"], str)
     assert all(row["extracted_answer"] is not None for row in outputs)
-    assert all(row["failure_kind"] != "invalid_output" for row in outputs)
+    assert all(row["grading_failure"] != "invalid_output" for row in outputs)
 
 
 def test_rows_without_options_take_them_from_the_prompt(tmp_path: Path) -> None:
@@ -150,7 +150,7 @@ def test_regrading_a_graded_file_gives_the_same_verdicts(tmp_path: Path) -> None
     stale = tmp_path / "stale.jsonl"
     rows = _rows(first)
     for row in rows:
-        row.update(reward=0.5, extracted_answer="Z", failure_kind="bogus", extraction_step="x")
+        row.update(reward=0.5, extracted_answer="Z", grading_failure="bogus", extraction_step="x")
     stale.write_text("".join(json.dumps(r) + "\n" for r in rows))
     main(["grade", str(stale), "-o", str(tmp_path / "third.jsonl"), "--workers", "1", "-q"])
     assert [_verdicts(r) for r in _rows(first)] == [
@@ -308,6 +308,31 @@ def test_metrics_files_have_gym_keys_and_pass_at_k_for_repeats(tmp_path: Path) -
     failures = json.loads(failures_path.read_text())
     assert failures["total_failures"] == 3
     assert {"wrong_answer"} == set(failures["categories"])
+
+
+def test_rollouts_gym_masked_keep_their_mask_and_count_as_coverage(tmp_path: Path) -> None:
+    """A rollout Gym masked (its reward is no measurement: the agent timed out, the judge was
+    down) is graded, but keeps Gym's mask_sample and failure_kind, and is in no score."""
+    rows = _rows(MIXED)
+    rows[0].update(mask_sample=True, failure_kind="agent_timeout", failure_reason="took 600 s")
+    rows[1].update(mask_sample=False, failure_kind=None)
+    source = tmp_path / "masked.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["grade", str(source), "--workers", "1", "-q"]) == 0
+    output = default_output(source)
+    written = _rows(output)
+    assert (written[0]["mask_sample"], written[0]["failure_kind"]) == (True, "agent_timeout")
+    assert written[0]["failure_reason"] == "took 600 s"
+    assert written[0]["grading_failure"] is None or written[0]["reward"] < 1
+    assert (written[1]["mask_sample"], written[1]["failure_kind"]) == (False, None)
+    aggregate_path, failures_path = sidecar_paths(output)
+    agent = json.loads(aggregate_path.read_text())["agent_metrics"]
+    assert agent["coverage/masked_rollouts"] == 1
+    assert agent["coverage/measured_rollouts"] == len(rows) - 1
+    unmasked = [json.loads(line) for line in output.read_text().splitlines()[1:]]
+    assert agent["mean/reward"] == sum(r["reward"] for r in unmasked) / len(unmasked)
+    failures = json.loads(failures_path.read_text())
+    assert failures["categories"]["agent_timeout"]["count"] == 1
 
 
 def test_task_key_falls_back_to_ng_task_index_then_prompt(tmp_path: Path) -> None:

@@ -94,8 +94,11 @@ def test_to_wire_keeps_the_request_and_adds_the_verdict() -> None:
     assert row["reward"] == 0.0
     assert row["expected_answer"] == "C"
     assert row["extracted_answer"] == "B"
-    assert row["failure_kind"] == "wrong_answer"
-    assert row["failure_reason"] == verdict.detail
+    assert row["grading_failure"] == "wrong_answer"
+    assert row["grading_detail"] == verdict.detail
+    # A wrong answer is a valid measurement: Gym's failure fields are not the verdict's.
+    assert "failure_kind" not in row
+    assert "failure_reason" not in row
     assert row["extraction_step"] == "boxed_letter"
     assert row["grading_mode"] == "strict_single_letter_boxed"
     # The components travel both as a dict and as top-level fields.
@@ -109,26 +112,26 @@ def test_to_wire_keeps_the_request_and_adds_the_verdict() -> None:
 def test_to_wire_without_request_and_for_a_correct_answer() -> None:
     row = grade(mcqa_sample(), "\\boxed{B}").to_wire()
     assert row["reward"] == 1.0
-    assert row["failure_kind"] is None
-    assert row["failure_reason"] is None
+    assert row["grading_failure"] is None
+    assert row["grading_detail"] is None
     assert set(row) == set(VERDICT_KEYS)
 
 
 def test_to_wire_replaces_the_fields_of_an_earlier_grading() -> None:
     first = grade(mcqa_sample(), "\\boxed{C}").to_wire({"uuid": "u-2"})
-    assert first["failure_kind"] == "wrong_answer"
+    assert first["grading_failure"] == "wrong_answer"
     second = grade(mcqa_sample(), "\\boxed{B}").to_wire(first)
     assert second["uuid"] == "u-2"
     assert second["reward"] == 1.0
     assert second["extracted_answer"] == "B"
-    assert second["failure_kind"] is None
-    assert second["failure_reason"] is None
+    assert second["grading_failure"] is None
+    assert second["grading_detail"] is None
     assert second["correctness"] == 1.0
     assert second["reward_components"]["correctness"] == 1.0
     again = grade(mcqa_sample(), "nothing here").to_wire(second)
     assert again["extracted_answer"] is None
     assert again["extraction_step"] is None
-    assert again["failure_kind"] == "no_answer"
+    assert again["grading_failure"] == "no_answer"
     assert again["reward_components"] == {"correctness": 0.0, "format": 0.0, "unambiguous": 0.0}
 
 
@@ -412,7 +415,7 @@ def test_an_unreadable_response_object_is_invalid_output(output: Any) -> None:
     assert verdict.extracted_answer is None
     assert verdict.reward == 0.0
     assert verdict.detail  # names the problem
-    assert verdict.to_wire()["failure_kind"] == "invalid_output"
+    assert verdict.to_wire()["grading_failure"] == "invalid_output"
 
 
 # ------------------------------------------------------------------------------ response shapes

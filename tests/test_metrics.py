@@ -24,6 +24,7 @@ from choicebox.metrics import (
     failure_analysis,
     pass_at_k,
 )
+from choicebox.metrics._records import read_row
 from choicebox.metrics._stats import _bootstrap_means
 
 # ----------------------------------------------------------------------------------- pass@k
@@ -343,7 +344,9 @@ NO_ANSWER_3X3_KEY = {
 def test_worked_examples_reproduced_key_by_key(
     rows: list[dict[str, Any]], agent: dict[str, Any], key: dict[str, Any]
 ) -> None:
-    result = aggregate_metrics(rows)
+    # What choicebox grade streams: the means and the mcqa server's own metrics (the profile
+    # statistics of Gym 0.7.0 are tests/test_gym_metrics.py's).
+    result = aggregate_metrics(rows, profile=False)
     # Exact float equality and the same key order as the reference's JSON.
     assert list(result["agent_metrics"].items()) == list(agent.items())
     assert list(result["key_metrics"].items()) == list(key.items())
@@ -351,32 +354,95 @@ def test_worked_examples_reproduced_key_by_key(
 
 def test_arrival_order_across_tasks_does_not_matter() -> None:
     shuffled = NO_ANSWER_3X3[3:6] + NO_ANSWER_3X3[6:] + NO_ANSWER_3X3[:3]
-    assert aggregate_metrics(shuffled)["agent_metrics"] == NO_ANSWER_3X3_AGENT
+    assert aggregate_metrics(shuffled, profile=False)["agent_metrics"] == NO_ANSWER_3X3_AGENT
+    assert aggregate_metrics(shuffled) == aggregate_metrics(NO_ANSWER_3X3)
 
 
 def test_group_level_metrics_per_task() -> None:
     groups = aggregate_metrics(TWO_BY_TWO)["group_level_metrics"]
+    sample = {"agent_ref": {"name": "agent"}}
     assert groups == [
         {
             "_ng_task_index": 0,
-            "num_rollouts": 2,
             "mean/reward": 1.0,
             "max/reward": 1.0,
             "min/reward": 1.0,
             "median/reward": 1.0,
             "std/reward": 0.0,
+            "sample": sample,
+            "num_rollouts": 2,
+            "expected_num_rollouts": 2,
+            "missing_num_rollouts": 0,
+            "reward_profile_completion_pct": 100.0,
+            "rollout_infos": [
+                {"rollout_id": "0:0", "_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0},
+                {"rollout_id": "0:1", "_ng_task_index": 0, "_ng_rollout_index": 1, "reward": 1.0},
+            ],
         },
         {
             "_ng_task_index": 1,
-            "num_rollouts": 2,
             "mean/reward": 0.5,
             "max/reward": 1.0,
             "min/reward": 0.0,
             "median/reward": 0.5,
-            "std/reward": pytest.approx(math.sqrt(0.5)),
+            "std/reward": math.sqrt(0.5),
+            "sample": sample,
+            "num_rollouts": 2,
+            "expected_num_rollouts": 2,
+            "missing_num_rollouts": 0,
+            "reward_profile_completion_pct": 100.0,
+            "rollout_infos": [
+                {"rollout_id": "1:0", "_ng_task_index": 1, "_ng_rollout_index": 0, "reward": 0.0},
+                {"rollout_id": "1:1", "_ng_task_index": 1, "_ng_rollout_index": 1, "reward": 1.0},
+            ],
         },
     ]
     assert aggregate_metrics(TWO_BY_TWO, include_groups=False)["group_level_metrics"] == []
+    # Streaming (choicebox grade) keeps no rows, so it has no per-task statistics.
+    assert aggregate_metrics(TWO_BY_TWO, profile=False)["group_level_metrics"] == []
+
+
+def test_masked_rows_are_coverage_not_scores() -> None:
+    """Gym 0.7.0's semantics: a masked row's reward is no measurement. One masked row of five:
+    mean/reward over the other four, and coverage/* in agent_metrics and key_metrics."""
+    rows = [*TWO_BY_TWO, {**_rollout(2, 0, 1.0, "A"), "mask_sample": True}]
+    for profile in (True, False):
+        result = aggregate_metrics(rows, profile=profile)
+        agent, key = result["agent_metrics"], result["key_metrics"]
+        assert agent["mean/reward"] == 0.75
+        coverage = {
+            "coverage/measured_rollouts": 4,
+            "coverage/masked_rollouts": 1,
+            "coverage/measured_tasks": 2,
+            "coverage/fully_masked_tasks": 1,
+        }
+        assert {k: v for k, v in agent.items() if k.startswith("coverage/")} == coverage
+        assert {k: v for k, v in key.items() if k.startswith("coverage/")} == coverage
+        # The masked task is in no score: pass@1 is over tasks 0 and 1 only.
+        assert agent["pass@1[avg-of-1]/accuracy"] == 50.0
+    assert aggregate_metrics(rows)["agent_metrics"]["num_repeats"] == 2
+    everything_masked = [{**row, "mask_sample": True} for row in TWO_BY_TWO]
+    masked_only = aggregate_metrics(everything_masked)
+    assert masked_only["agent_metrics"] == masked_only["key_metrics"] == {
+        "coverage/measured_rollouts": 0,
+        "coverage/masked_rollouts": 4,
+        "coverage/measured_tasks": 0,
+        "coverage/fully_masked_tasks": 2,
+    }
+    assert masked_only["group_level_metrics"] == masked_only["repeat_level_metrics"] == []
+    # The failure analysis names a masked row by its failure_kind.
+    named = [{**TWO_BY_TWO[0], "mask_sample": True, "failure_kind": "judge_failed"}]
+    assert failure_analysis(named)["categories"] == {"judge_failed": {"count": 1, "rate": 1.0}}
+
+
+def test_duplicate_rollouts_and_bad_rollout_indices_are_errors() -> None:
+    with pytest.raises(MetricsError, match=r"row 1: rollout 0 of task 0 was already given by row 0"):
+        aggregate_metrics([TWO_BY_TWO[0], TWO_BY_TWO[0]])
+    with pytest.raises(MetricsError, match="_ng_rollout_index must be an int"):
+        aggregate_metrics([{**TWO_BY_TWO[0], "_ng_rollout_index": "0"}])
+    # Without rollout indices the rows of a task are numbered in arrival order.
+    unnumbered = [{k: v for k, v in row.items() if k != "_ng_rollout_index"} for row in TWO_BY_TWO]
+    assert aggregate_metrics(unnumbered) == aggregate_metrics(TWO_BY_TWO)
 
 
 def test_streaming_accumulator_with_task_keys_and_components() -> None:
@@ -400,10 +466,11 @@ def test_streaming_accumulator_with_task_keys_and_components() -> None:
     assert agent["majority@2/accuracy"] == 100.0
     assert list(agent)[:3] == ["mean/reward", "mean/correctness", "mean/format"]
     assert "mean/correctness" not in result["key_metrics"]
-    groups = result["group_level_metrics"]
-    assert [g["task_key"] for g in groups] == ["q1", "q2"]
-    assert groups[0]["mean/correctness"] == 0.5
-    assert groups[0]["mean/format"] == 0.0
+    assert result["group_level_metrics"] == []
+    with pytest.raises(MetricsError, match="takes rows"):
+        MetricsAccumulator(profile=True).add_record(read_row(rows[0][1], task="q2"))
+    with pytest.raises(MetricsError, match="component_names"):
+        MetricsAccumulator(profile=True, component_names=("correctness",))
 
 
 def test_majority_ties_average_and_all_null_scores_zero() -> None:
@@ -448,12 +515,17 @@ def test_single_task_pass_at_k_agrees_with_estimator(outcomes: list[bool]) -> No
 
 def test_aggregate_edge_cases_and_errors() -> None:
     assert aggregate_metrics([]) == {
+        "group_level_metrics": [],
         "agent_metrics": {},
         "key_metrics": {},
-        "group_level_metrics": [],
+        "perf_summary": None,
+        "repeat_level_metrics": [],
     }
     with pytest.raises(MetricsError, match="row 0: row has no _ng_task_index"):
-        aggregate_metrics([{"reward": 1.0, "extracted_answer": "A"}])
+        aggregate_metrics([{"reward": 1.0, "extracted_answer": "A"}], profile=False)
+    # Gym's default task is 0.
+    (lone,) = aggregate_metrics([{"reward": 1.0, "extracted_answer": "A"}])["group_level_metrics"]
+    assert lone["_ng_task_index"] == 0
     with pytest.raises(MetricsError, match="row 1: row has no numeric 'reward'"):
         aggregate_metrics([_rollout(0, 0, 1.0, "A"), {"_ng_task_index": 0}])
     with pytest.raises(MetricsError, match="must be an int"):
@@ -469,6 +541,7 @@ def test_aggregate_edge_cases_and_errors() -> None:
     )
     assert by_uuid["agent_metrics"]["pass@1/accuracy"] == 50.0
     assert [g["task_key"] for g in by_uuid["group_level_metrics"]] == ["x", "y"]
+    assert by_uuid["group_level_metrics"][0]["rollout_infos"][0]["rollout_id"] == "x:0"
 
 
 # ------------------------------------------------------------------------- failure analysis
@@ -600,21 +673,31 @@ def test_error_rows_are_counted_but_not_graded() -> None:
 
 
 def test_a_verdict_row_is_judged_by_its_verdict() -> None:
-    """Rows with choicebox's ``failure_kind`` fail the way their verdict says, and an ``error``
-    field they carried in from their input does not make them error rows."""
+    """Rows with choicebox's ``grading_failure`` (or ``failure_kind``, in files written before
+    it) fail the way their verdict says, and an ``error`` field they carried in from their input
+    does not make them error rows."""
     rows: list[dict[str, Any]] = [
-        {"reward": 0.0, "extracted_answer": None, "failure_kind": "refusal", "timeout": True},
-        {"reward": 0.0, "extracted_answer": "C", "failure_kind": "ambiguous"},
-        {"reward": 1.0, "extracted_answer": "B", "failure_kind": None, "error": "late"},
-        {"reward": 0.75, "extracted_answer": "B", "failure_kind": None},  # weighted: right
+        {"reward": 0.0, "extracted_answer": None, "grading_failure": "refusal", "timeout": True},
+        {"reward": 0.0, "extracted_answer": "C", "grading_failure": "ambiguous"},
+        {"reward": 1.0, "extracted_answer": "B", "grading_failure": None, "error": "late"},
+        {"reward": 0.75, "extracted_answer": "B", "grading_failure": None},  # weighted: right
         {"reward": 0.0, "extracted_answer": None, "timeout": True},  # no verdict: Gym's fields
+        {"reward": 0.0, "extracted_answer": "D", "failure_kind": "not_an_option"},  # older file
+        # Gym's own failure_kind on a valid measurement does not hide the verdict.
+        {"reward": 0.0, "extracted_answer": "C", "grading_failure": None, "failure_kind": None},
     ]
     report = failure_analysis(rows)
     counts = {name: kind["count"] for name, kind in report["categories"].items()}
-    assert counts == {"ambiguous": 1, "refusal": 1, "timeout": 1, "wrong_answer": 1}
+    assert counts == {
+        "ambiguous": 1,
+        "not_an_option": 1,
+        "refusal": 1,
+        "timeout": 1,
+        "wrong_answer": 2,
+    }
     acc = MetricsAccumulator(tasks=False)
     acc.add_rows(rows)
-    assert (acc.n_errors, acc.n_graded) == (0, 5)
+    assert (acc.n_errors, acc.n_graded) == (0, 7)
 
 
 def test_category_intervals_resample_the_rewards_in_arrival_order() -> None:

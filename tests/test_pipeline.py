@@ -39,7 +39,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"
 SOURCES = [FIXTURES / "rollouts_mixed.jsonl", FIXTURES / "rollouts_errors.jsonl", EXAMPLE]
 # Fields to count categories by: one of the input's and three that only the output has.
-BY = ("metadata.subject", "failure_kind", "options_source", "reward_components.format")
+BY = ("metadata.subject", "grading_failure", "options_source", "reward_components.format")
 
 # A mode that rewards format too: rewards of 0.25, 0.75 and 1.0, and a right answer (no failure
 # kind) that still earns less than 1.
@@ -183,9 +183,11 @@ def test_the_records_workers_send_are_the_records_read_off_the_written_rows(
             orjson.dumps(row)
             for row in [
                 {**rows[0], "error": "the rollout timed out"},  # graded all the same
-                {**rows[1], "failure_kind": "bogus", "reward": 0.5, "extraction_step": "x"},
+                {**rows[1], "grading_failure": "bogus", "reward": 0.5, "extraction_step": "x"},
                 {**rows[2], "options_source": "prompt"},
                 {**rows[3], "uuid": 17, "metadata": {"subject": None}},
+                # A rollout Gym masked: graded, but counted as coverage, not as a score.
+                {**rows[4], "mask_sample": True, "failure_kind": "agent_timeout"},
             ]
         )
     )
@@ -196,8 +198,12 @@ def test_the_records_workers_send_are_the_records_read_off_the_written_rows(
         assert len(written) == len(records)
         read_back = [record_of(orjson.loads(line), BY) for line in written]
         assert read_back == records
-        kinds |= {record.categories[1] for record in records if record.reward is not None}
-    assert kinds >= {"(missing)", "wrong_answer"}  # failure_kind is read from the verdict
+        kinds |= {r.categories[1] for r in records if r.reward is not None and not r.masked}
+        masked = [record for record in records if record.masked]
+        assert [record.failure for record in masked] == (
+            ["agent_timeout"] if path == extra else []
+        )
+    assert kinds >= {"(missing)", "wrong_answer"}  # grading_failure is read from the verdict
 
 
 def test_the_accumulator_makes_one_document_from_rows_or_from_records(tmp_path: Path) -> None:
@@ -225,6 +231,7 @@ def test_the_accumulator_makes_one_document_from_rows_or_from_records(tmp_path: 
     graded = [row for row in rows if "error" not in row]
     by_uuid = aggregate_metrics(
         [{**row, "task": _task_key(row)} for row in graded],
+        profile=False,
         component_names=COMPONENTS,
         include_groups=False,
         task_key_field="task",

@@ -178,7 +178,7 @@ def test_a_run_stopped_locally_resumes_on_ray_and_matches_a_fresh_run(tmp_path: 
     source = tmp_path / "in.jsonl"
     source.write_bytes((MIXED.read_bytes().rstrip(b"\n") + b"\n") * 30 + ERRORS.read_bytes())
     fresh = tmp_path / "fresh.jsonl"
-    expected = grade_file(source, fresh, workers=1, by=["metadata.subject", "failure_kind"])
+    expected = grade_file(source, fresh, workers=1, by=["metadata.subject", "grading_failure"])
 
     class Stop:
         def start(self, total_bytes: int, done_bytes: int, done_rows: int) -> None:
@@ -194,7 +194,7 @@ def test_a_run_stopped_locally_resumes_on_ray_and_matches_a_fresh_run(tmp_path: 
     with pytest.raises(KeyboardInterrupt):
         grade_file(source, output, workers=1, progress=Stop(), chunk_bytes=4_000)
     result = grade_file_ray(
-        source, output, by=["metadata.subject", "failure_kind"], resume=True, chunk_bytes=4_000
+        source, output, by=["metadata.subject", "grading_failure"], resume=True, chunk_bytes=4_000
     )
     assert 0 < result.resumed_rows < result.rows
     assert output.read_bytes() == fresh.read_bytes()

@@ -591,8 +591,8 @@ def test_every_path_reads_every_row_alike(row: dict[str, Any]) -> None:
             p.endswith("@ $.response") or "@ $.response." in p
             for p in served[len(rollout_problems) :]
         )
-    elif graded.get("failure_kind") == "invalid_output":
-        assert (status, served) == (422, graded["failure_reason"].split("; "))
+    elif graded.get("grading_failure") == "invalid_output":
+        assert (status, served) == (422, graded["grading_detail"].split("; "))
     else:
         assert (status, served) == (200, graded)
 

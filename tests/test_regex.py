@@ -259,9 +259,9 @@ def test_the_grade_command_applies_the_cap(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     assert main(["grade", str(source), "-o", str(out), "--workers", "1", "-q"]) == 0
     graded = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [r["failure_kind"] for r in graded] == ["invalid_regex"] * 3
-    assert f"{MAX_PATTERNS_PER_ROW + 1} patterns" in graded[0]["failure_reason"]
-    assert "the repeat count 1,000,000,000" in graded[2]["failure_reason"]
+    assert [r["grading_failure"] for r in graded] == ["invalid_regex"] * 3
+    assert f"{MAX_PATTERNS_PER_ROW + 1} patterns" in graded[0]["grading_detail"]
+    assert "the repeat count 1,000,000,000" in graded[2]["grading_detail"]
 
 
 def test_a_timed_out_pattern_is_named_shortly() -> None:

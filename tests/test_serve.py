@@ -28,10 +28,14 @@ VERDICT_FIELDS = (
     "correctness",
     "format",
     "unambiguous",
-    "failure_kind",
-    "failure_reason",
+    "grading_failure",
+    "grading_detail",
     "extraction_step",
     "grading_mode",
+    # Gym's: a verdict is a valid measurement.
+    "mask_sample",
+    "failure_kind",
+    "failure_reason",
 )
 
 
@@ -143,7 +147,8 @@ def _request(text: str = r"It is \boxed{C}.", **fields: Any) -> dict[str, Any]:
 
 def _expected(row: dict[str, Any], mode: str | None = None) -> dict[str, Any]:
     sample = choicebox.MCQASample.from_wire(row)
-    return choicebox.grade(sample, row["response"], mode=mode).to_wire(row)
+    verdict = choicebox.grade(sample, row["response"], mode=mode).to_wire(row)
+    return {**verdict, "mask_sample": False, "failure_kind": None, "failure_reason": None}
 
 
 # --- the endpoints ---------------------------------------------------------------------------
@@ -158,10 +163,46 @@ def test_health_lists_modes(client: httpx.Client) -> None:
     assert "strict_single_letter_boxed" in body["modes"]
 
 
+SEED = {
+    "resources_session_id": "resources-session-1",
+    "episode_id": {"rollout_id": "3-0", "attempt": 0},
+    "task_id": {"taskset": "choicebox_mcqa", "task_id": "3"},
+    "task_data": {"expected_answer": "C", "options": OPTIONS},
+}
+COOKIE = "ChoiceboxResourcesServer___choicebox"
+
+
 def test_session_routes_and_reverify_mode(client: httpx.Client) -> None:
+    # An agent's legacy seed (its run body, or nothing) gets Gym's empty reply.
     assert client.post("/seed_session", json={}).json() == {}
     assert client.post("/seed_session").json() == {}
-    assert client.post("/close_session", json={}).json() == {}
+    assert client.post("/seed_session", json=_request()).json() == {}
+    # An environment server's typed seed gets its session id back, and a session cookie.
+    reply = httpx.post(f"{client.base_url}/seed_session", json=SEED)
+    assert reply.status_code == 200
+    assert reply.json() == {
+        "resources_session_id": "resources-session-1",
+        "resources_tools": None,
+        "sandbox_access": None,
+    }
+    assert "HttpOnly" in reply.headers["set-cookie"]
+    session = reply.cookies[COOKIE]
+    # The cookie comes back unchanged when it is sent along; a close confirms the session,
+    # seeded or not, as often as it is asked.
+    close = {"resources_session_id": "resources-session-1", "episode_id": SEED["episode_id"]}
+    for _ in range(2):
+        closed = httpx.post(
+            f"{client.base_url}/close_session", json=close, cookies={COOKIE: session}
+        )
+        assert closed.status_code == 200
+        assert closed.json() == {"resources_session_id": "resources-session-1"}
+        assert closed.cookies[COOKIE] == session
+    reply = client.post("/close_session", json={})
+    assert reply.status_code == 422
+    assert reply.json()["detail"] == [
+        "required field missing @ $.resources_session_id",
+        "required field missing @ $.episode_id",
+    ]
     reply = client.get("/reverify_mode")
     assert reply.status_code == 200
     assert reply.json() == "stateless"
@@ -274,11 +315,16 @@ def test_aggregate_metrics_of_verify_responses_by_uuid(client: httpx.Client) -> 
     rows.append(_request(r"\boxed{C}", uuid="q2"))
     graded = client.post("/verify_batch", json={"requests": rows}).json()["responses"]
     body = client.post("/aggregate_metrics", json={"verify_responses": graded}).json()
-    expected = aggregate_metrics(
-        graded, component_names=("correctness", "format", "unambiguous"), task_key_field="uuid"
-    )
+    expected = aggregate_metrics(graded, task_key_field="uuid")
     assert body == orjson.loads(orjson.dumps(expected))
     assert body["key_metrics"]["mean/reward"] == pytest.approx(2 / 3)
+    # Every numeric field of the verify responses is described, the components among them.
+    agent = body["agent_metrics"]
+    for column in ("reward", "correctness", "format", "unambiguous"):
+        for stat in ("mean", "max", "min", "median", "std"):
+            assert f"{stat}/{column}" in agent
+    assert "mean/mask_sample" not in agent  # a flag, not a measurement
+    assert [g["task_key"] for g in body["group_level_metrics"]] == ["q1", "q2"]
 
 
 @pytest.mark.parametrize(
@@ -350,8 +396,7 @@ def test_invalid_request_is_422_with_every_path(client: httpx.Client) -> None:
         ("just a string", "$"),
         (_request(response=5), "$.response"),
         (_request(response={"output": "text"}), "$.response.output"),
-        (_request(expected_answer="Z"), "$.expected_answer"),
-        (_request(options=[{"A": "only one"}]), "$.options"),
+        (_request(responses_create_params=[1]), "$.responses_create_params"),
         ({k: v for k, v in _request().items() if k != "responses_create_params"}, "$"),
     ],
 )
@@ -365,21 +410,65 @@ def test_invalid_requests_are_422(client: httpx.Client, row: Any, path: str) -> 
     assert any(p.split(" @ ")[-1].startswith(path) for p in detail), detail
 
 
-def test_unknown_mode_is_422_naming_known_modes(client: httpx.Client) -> None:
-    reply = client.post("/verify", json=_request(grading_mode="telepathy"))
-    assert reply.status_code == 422
-    (problem,) = reply.json()["detail"]
-    assert "telepathy" in problem
-    assert problem.endswith("@ $.grading_mode")
+def _masked(reply: httpx.Response) -> str:
+    """The failure_reason of a masked verify response (asserting that it is one)."""
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["reward"] == 0.0
+    assert body["mask_sample"] is True
+    assert body["failure_kind"] == "choicebox:invalid_row"
+    assert body["extracted_answer"] is None
+    reason: str = body["failure_reason"]
+    return reason
+
+
+def test_unknown_mode_is_masked_naming_known_modes(client: httpx.Client) -> None:
+    reason = _masked(client.post("/verify", json=_request(grading_mode="telepathy")))
+    assert "telepathy" in reason
+    assert reason.endswith("@ $.grading_mode")
     for name in choicebox.default_registry().names():
-        assert name in problem
+        assert name in reason
 
 
-def test_too_many_patterns_is_422(client: httpx.Client) -> None:
+def test_too_many_patterns_is_masked(client: httpx.Client) -> None:
     row = _request(template_metadata={"output_regex": ["x"] * 33})
-    reply = client.post("/verify", json=row)
-    assert reply.status_code == 422
-    assert reply.json()["detail"][0].endswith("@ $.template_metadata.output_regex")
+    reason = _masked(client.post("/verify", json=row))
+    assert reason.endswith("@ $.template_metadata.output_regex")
+
+
+@pytest.mark.parametrize(
+    ("fields", "path"),
+    [
+        ({"options": "A) x B) y"}, "$.options"),
+        ({"options": [{"A": "x"}, {"B": 3}]}, "$.options[1].B"),
+        ({"options": [{"A": "only one"}]}, "$.options"),
+        ({"expected_answer": "Z"}, "$.expected_answer"),
+        ({"expected_answer": 3}, "$.expected_answer"),
+        ({"template_metadata": {"output_regex": 5}}, "$.template_metadata.output_regex"),
+        ({"template_metadata": "x"}, "$.template_metadata"),
+    ],
+)
+def test_a_verify_request_with_bad_data_is_masked_not_refused(
+    client: httpx.Client, fields: dict[str, Any], path: str
+) -> None:
+    """Gym aborts a whole collection on a 4xx: one bad row must not sink a run. The masked
+    reply names the field, drops the stale verdict of a row graded before, and validates as
+    Gym's verify response (tests/test_gym_protocol.py checks that with Gym's models)."""
+    stale = {"grading_failure": "wrong_answer", "extraction_step": "boxed_letter"}
+    reply = client.post("/verify", json=_request(**fields, **stale))
+    reason = _masked(reply)
+    assert any(part.endswith(f"@ {path}") for part in reason.split("; ")), reason
+    body = reply.json()
+    assert "grading_failure" not in body
+    assert "extraction_step" not in body
+    assert body["uuid"] == "u-1"  # the row's own fields come back
+    # In a batch too, while rows that are no verify requests still get error entries.
+    out = client.post(
+        "/verify_batch", json={"requests": [_request(**fields), {"options": 1}]}
+    ).json()["responses"]
+    assert out[0]["mask_sample"] is True
+    assert out[0]["failure_reason"] == reason
+    assert out[1]["status"] == 422
 
 
 def test_bad_batch_and_metrics_bodies_are_422(client: httpx.Client) -> None:
@@ -387,9 +476,15 @@ def test_bad_batch_and_metrics_bodies_are_422(client: httpx.Client) -> None:
     assert client.post("/verify_batch", json={"rows": []}).status_code == 422
     assert client.post("/verify_batch", json=3).status_code == 422
     assert client.post("/aggregate_metrics", json={"verify_responses": [1]}).status_code == 422
-    no_task = [{"reward": 1.0, "extracted_answer": "A"}]
+    # Without indices or a uuid a row is Gym's task 0; two such rows are numbered 0 and 1.
+    no_task = [{"reward": 1.0, "extracted_answer": "A"}, {"reward": 0.0, "extracted_answer": "B"}]
     reply = client.post("/aggregate_metrics", json={"verify_responses": no_task})
+    assert reply.status_code == 200
+    assert [g["_ng_task_index"] for g in reply.json()["group_level_metrics"]] == [0]
+    twice = [{"_ng_task_index": 0, "_ng_rollout_index": 0, "reward": 1.0}] * 2
+    reply = client.post("/aggregate_metrics", json=twice)
     assert reply.status_code == 422
+    assert "already given by row 0" in reply.json()["detail"][0]
     bad_index = [{"_ng_task_index": "x", "reward": 1.0, "extracted_answer": "A"}]
     assert client.post("/aggregate_metrics", json=bad_index).status_code == 422
     bad_reward = [{"_ng_task_index": 0, "reward": "high", "extracted_answer": "A"}]
@@ -529,8 +624,8 @@ def test_catastrophic_regex_is_bounded_and_isolated(server: str) -> None:
         body = reply.json()
         assert body["reward"] == 0.0
         assert body["extracted_answer"] is None
-        assert body["failure_kind"] == "regex_timeout"
-        assert "timed out" in body["failure_reason"]
+        assert body["grading_failure"] == "regex_timeout"
+        assert "timed out" in body["grading_detail"]
     # Generous bounds: the regex bound is 0.25 s per pattern.
     assert slow_done < 10, slow_done
     assert normal_done < 10, normal_done

@@ -17,6 +17,7 @@ __all__ = [
     "BatchError",
     "ChoiceboxError",
     "FixFileError",
+    "GymConfigError",
     "MetricsError",
     "ParameterError",
     "ReportError",
@@ -258,6 +259,11 @@ class AuditConfigError(_FileError, ValueError):
 
 class FixFileError(_FileError, OSError):
     """The input cannot be read or the output cannot be written; ``path`` names the file."""
+
+
+class GymConfigError(ChoiceboxError, ValueError):
+    """NeMo Gym's config for this server is missing or unusable; the message names the
+    environment variable or the config key (``instance.type.implementation.key``)."""
 
 
 class MetricsError(ChoiceboxError, ValueError):

@@ -44,8 +44,8 @@ VERDICT_KEYS: Final = (
     "extracted_answer",
     "reward_components",
     *COMPONENTS,
-    "failure_kind",
-    "failure_reason",
+    "grading_failure",
+    "grading_detail",
     "extraction_step",
     "grading_mode",
 )
@@ -108,8 +108,10 @@ class Verdict:
             "reward_components": dict(self.reward_components),
         }
         fields.update(self.reward_components)
-        fields["failure_kind"] = self.failure
-        fields["failure_reason"] = self.detail if self.failure else None
+        # Not Gym's failure_kind/failure_reason: those name failures where the reward is not a
+        # valid measurement (a lost session, a dead judge). A wrong answer is a measurement.
+        fields["grading_failure"] = self.failure
+        fields["grading_detail"] = self.detail if self.failure else None
         fields["extraction_step"] = self.step
         fields["grading_mode"] = self.mode
         return fields

@@ -304,3 +304,22 @@ def extension_api_that_must_not_type_check(sample: MCQASample, verdict: Verdict)
     verdict.reward = 1.0  # type: ignore[misc]
     wrong_kind: str = verdict.failure  # type: ignore[assignment]
     print(not_a_step, wrong_kind)
+
+
+def nemo_gym_and_compare(path: Path) -> None:
+    from choicebox.compare import Comparison, compare_file, render_html, render_text
+    from choicebox.metrics import ConfidenceInterval, aggregate_metrics
+    from choicebox.server import GymServerConfig, load_gym_config
+
+    config: GymServerConfig = load_gym_config({"NEMO_GYM_CONFIG_DICT": "", "NEMO_GYM_CONFIG_PATH": ""})
+    arguments: list[str] = config.serve_arguments()
+    port: int = config.port
+    mode: str | None = config.grading_mode
+    reply: dict[str, Any] = aggregate_metrics([{"reward": 1.0}], profile=True)
+    comparison: Comparison = compare_file(path, before="recorded", after="lenient_boxed")
+    change: ConfidenceInterval | None = comparison.change
+    page: str = render_html(comparison) + render_text(comparison)
+    config.port = 1  # type: ignore[misc]
+    compare_file(path, before=None)  # type: ignore[arg-type]
+    load_gym_config({"NEMO_GYM_CONFIG_PATH": 1})  # type: ignore[dict-item]
+    print(arguments, port, mode, reply, change, page)

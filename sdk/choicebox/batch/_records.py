@@ -18,7 +18,7 @@ from choicebox._grading import VERDICT_KEYS
 from choicebox._modes import COMPONENTS
 from choicebox._wire import question_from_prompt
 from choicebox.metrics._fields import TASK_INDEX_KEY, category_of
-from choicebox.metrics._records import RowRecord, read_row, response_preview
+from choicebox.metrics._records import RowRecord, masked_record, read_row, response_preview
 
 if TYPE_CHECKING:
     from choicebox._grading import Verdict
@@ -85,8 +85,10 @@ def record_of_verdict(
 
     ``output_row`` is called only when a ``by`` field is one the verdict writes.
     """
-    uuid = row.get("uuid")
     reward = verdict.reward
+    if row.get("mask_sample"):  # the rollout itself failed: the verdict is no measurement
+        return masked_record(row, task=_task_key(row), reward=reward)
+    uuid = row.get("uuid")
     components = verdict.reward_components
     categories: tuple[str, ...] = ()
     if by:

@@ -15,7 +15,7 @@ from typing import Any
 
 from choicebox import __version__
 
-from . import audit, explain, grade, report, rules, serve
+from . import audit, compare, explain, grade, gym, report, rules, serve
 
 __all__ = ["build_parser", "main"]
 
@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"choicebox {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (grade, report, rules, serve, audit, explain):
+    for module in (grade, compare, report, rules, serve, gym, audit, explain):
         module.register(commands)
     return parser
 

@@ -141,6 +141,12 @@ def register(commands: Any) -> None:
         ),
     )
     parser.add_argument(
+        "--name",
+        default=None,
+        metavar="NAME",
+        help="the server's name, as NeMo Gym's instance name: names the session cookie",
+    )
+    parser.add_argument(
         "--log-level",
         default="info",
         choices=["critical", "error", "warning", "info", "debug"],
@@ -158,6 +164,8 @@ def _serve(args: argparse.Namespace) -> int:
     for name in _APP_OPTIONS:
         if getattr(args, name) is not None:
             config[name] = getattr(args, name)
+    if args.name is not None:
+        config["server_name"] = args.name
     try:
         # Fail here, with a readable message, on an unknown mode or a bad rule file, rather than
         # in every worker. The app is then rebuilt by each worker from the environment (it starts

@@ -3,9 +3,14 @@
 ``choicebox grade`` (fed records by its runners), the server's ``/aggregate_metrics`` and the
 one-shot functions :func:`aggregate_metrics`, :func:`category_breakdown` and
 :func:`failure_analysis` all count with :class:`MetricsAccumulator`, so a number means the same
-wherever it is reported. Memory is per task (a few bytes per rollout, for pass@k), one byte per
-row for each reward tally (overall and per category: the bootstrap resamples them in arrival
-order), and a few exemplars per failure kind; rows themselves are never kept.
+wherever it is reported. Streaming, memory is per task (a few bytes per rollout, for pass@k), one
+byte per row for each reward tally (overall and per category: the bootstrap resamples them in
+arrival order), and a few exemplars per failure kind; rows themselves are never kept. With
+``profile=True`` (``/aggregate_metrics``) every scored row's numbers are kept as well, for
+Gym's per-column, per-task and per-repeat statistics.
+
+Masked rows (``mask_sample`` set: the reward is no valid measurement, in Gym's sense) are left out
+of every score and reported as ``coverage/*``, as Gym 0.7.0 does.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from ._document import (
     RunSummary,
 )
 from ._fields import _MISSING, TASK_INDEX_KEY, _lookup
-from ._gym import TaskMetrics
+from ._gym import TaskMetrics, key_metrics
+from ._profile import GymProfile, perf_summary
 from ._records import RowRecord, failed, library_task, read_row
 from ._stats import CategoryStats, ConfidenceInterval, bootstrap_ci
 
@@ -64,8 +70,14 @@ class MetricsAccumulator:
     """Streams graded rows into their metrics: NeMo Gym's aggregates, intervals, categories and
     failures.
 
-    * ``component_names``: reward components (row fields) whose means ``agent_metrics`` reports.
-    * ``include_groups``: also report per-task statistics (``group_level_metrics``).
+    * ``component_names``: reward components (row fields) whose means ``agent_metrics`` reports
+      (streaming; a profile reports every numeric field anyway).
+    * ``profile``: keep every scored row's numbers and report all of Gym 0.7.0's
+      ``/aggregate_metrics`` (statistics of every numeric field and of ``response.usage``, per
+      task, per rollout index and across them, ``num_repeats``, ``perf_summary``). Rows are then
+      added with :meth:`add` (a record carries too little).
+    * ``include_groups``: with ``profile``, also report per-task statistics
+      (``group_level_metrics``).
     * ``by``: dotted fields to report accuracy per category of (``categories``).
     * ``tasks``: group rows into tasks for pass@k; rows then need ``_ng_task_index`` or a
       ``task_key``. Without tasks (and without ``by``), rows need no reward either: what is
@@ -75,7 +87,8 @@ class MetricsAccumulator:
 
     Rows are grouped into tasks by ``_ng_task_index``, else by the ``task_key`` given to
     :meth:`add`; within a task, rollouts keep arrival order, as in the reference. A row with an
-    ``error`` and no numeric reward is an error row: counted, and failed, but not graded.
+    ``error`` and no numeric reward is an error row: counted, and failed, but not graded. A
+    masked row is counted and failed (as its ``failure_kind``) but scores nothing.
     """
 
     __slots__ = (
@@ -86,12 +99,18 @@ class MetricsAccumulator:
         "_exemplars",
         "_failures",
         "_graded",
+        "_include_groups",
+        "_masked",
+        "_masked_tasks",
         "_max_exemplars",
         "_need_reward",
         "_no_answer",
+        "_perf",
+        "_profile",
         "_resamples",
         "_reward_key",
         "_rewards",
+        "_rollouts",
         "_rows",
         "_seed",
         "_tallies",
@@ -102,6 +121,7 @@ class MetricsAccumulator:
         self,
         *,
         component_names: Sequence[str] = (),
+        profile: bool = False,
         include_groups: bool = True,
         by: Sequence[str] = (),
         tasks: bool = True,
@@ -121,10 +141,19 @@ class MetricsAccumulator:
         self._component_names: tuple[str, ...] = tuple(dict.fromkeys(component_names))
         if "reward" in self._component_names:
             raise MetricsError("'reward' is always reported; do not list it as a component")
+        if profile and (self._component_names or not tasks):
+            raise MetricsError(
+                "profile reports every numeric field of tasks' rows: it takes no component_names "
+                "and needs tasks"
+            )
         self._by = tuple(by)
-        self._tasks = (
-            TaskMetrics(self._component_names, include_groups=include_groups) if tasks else None
-        )
+        self._tasks = TaskMetrics(self._component_names) if tasks else None
+        self._profile = GymProfile() if profile else None
+        self._include_groups = include_groups
+        self._perf: list[Mapping[str, Any]] = []
+        self._rollouts: set[int] = set()
+        self._masked = 0
+        self._masked_tasks: set[int | str] = set()
         self._need_reward = tasks or bool(self._by)
         self._reward_key = reward_key
         self._max_exemplars = max_exemplars
@@ -141,21 +170,34 @@ class MetricsAccumulator:
 
     def add(self, row: Mapping[str, Any], *, task_key: str | None = None) -> None:
         """Record one row: a graded row (``reward``, ``extracted_answer``, components...) or an
-        error row; ``task_key`` groups a row without ``_ng_task_index``."""
+        error row; ``task_key`` groups a row without ``_ng_task_index``. A profile puts a row with
+        neither in task 0 and numbers rows without ``_ng_rollout_index`` in arrival order, as
+        Gym's defaults would (Gym itself rejects the duplicate indices that follow)."""
         grouped = self._tasks is not None
         task = library_task(row, task_key, strict=grouped)
+        if task is None and self._profile is not None:
+            task = 0
         if grouped and task is None and row.get("error") is None:
             raise MetricsError(_NO_TASK)
-        self.add_record(
-            read_row(
-                row,
-                task=task,
-                component_names=self._component_names,
-                by=self._by,
-                reward_key=self._reward_key,
-                need_reward=self._need_reward,
-            )
+        record = read_row(
+            row,
+            task=task,
+            component_names=self._component_names,
+            by=self._by,
+            reward_key=self._reward_key,
+            need_reward=self._need_reward,
         )
+        profile = self._profile
+        if profile is not None:
+            perf = row.get("ng_perf")
+            if isinstance(perf, Mapping):
+                self._perf.append(perf)
+            if record.task is not None and (record.reward is not None or record.masked):
+                rollout = profile.key_of(row, record.task, self._rows)
+                self._rollouts.add(rollout)
+                if not record.masked:
+                    profile.add(row, record.task, rollout)
+        self._add(record)
 
     def add_rows(
         self, rows: Iterable[Mapping[str, Any]], *, task_key_field: str | None = None
@@ -163,7 +205,8 @@ class MetricsAccumulator:
         """:meth:`add` each row; errors name the row's position.
 
         Rows without ``_ng_task_index`` are grouped by the (dotted) ``task_key_field``, e.g.
-        ``"uuid"``; a graded row with neither is rejected rather than silently lumped together.
+        ``"uuid"``; a graded row with neither is rejected rather than silently lumped together
+        (a profile puts it in task 0, as Gym does).
         """
         for row in rows:
             index = self._rows
@@ -174,7 +217,7 @@ class MetricsAccumulator:
                 and row.get("error") is None
             ):
                 raw = _lookup(row, task_key_field)
-                if raw is _MISSING or raw is None:
+                if (raw is _MISSING or raw is None) and self._profile is None:
                     raise MetricsError(
                         f"row {index} has neither {TASK_INDEX_KEY} nor {task_key_field!r}"
                     )
@@ -183,7 +226,7 @@ class MetricsAccumulator:
                         f"row {index}: {task_key_field!r} must be a string or a number to group "
                         f"rollouts by, got {'an object' if isinstance(raw, Mapping) else 'an array'}"
                     )
-                task_key = str(raw)
+                task_key = None if raw is _MISSING or raw is None else str(raw)
             try:
                 self.add(row, task_key=task_key)
             except MetricsError as exc:
@@ -191,8 +234,22 @@ class MetricsAccumulator:
 
     def add_record(self, record: RowRecord) -> None:
         """Record one row as its record (what ``choicebox grade``'s workers send back)."""
+        if self._profile is not None:
+            raise MetricsError("a profiling accumulator takes rows (add), not records")
+        self._add(record)
+
+    def _add(self, record: RowRecord) -> None:
         reward = record.reward
         tasks = self._tasks
+        if record.masked:
+            self._rows += 1
+            self._masked += 1
+            if record.error is not None:
+                self._errors += 1
+            if record.task is not None:
+                self._masked_tasks.add(record.task)
+            self._add_failure(record, self._rows - 1)
+            return
         if reward is None:
             if record.error is None and self._need_reward:
                 raise MetricsError(f"row has no numeric {self._reward_key!r}")
@@ -261,16 +318,68 @@ class MetricsAccumulator:
 
     @property
     def n_tasks(self) -> int:
+        """Tasks with at least one scored rollout."""
         return 0 if self._tasks is None else self._tasks.n_tasks
+
+    @property
+    def n_masked(self) -> int:
+        """Rows whose ``mask_sample`` is set."""
+        return self._masked
 
     # --- results ----------------------------------------------------------------------------
 
+    def coverage(self) -> dict[str, int]:
+        """Gym's ``coverage/*`` keys: how many rollouts and tasks the scores come from; empty
+        when nothing was masked."""
+        if not self._masked:
+            return {}
+        scored_tasks = 0 if self._tasks is None else self._tasks.n_tasks
+        tasks = self._tasks
+        fully_masked = sum(1 for task in self._masked_tasks if tasks is None or task not in tasks)
+        return {
+            "coverage/measured_rollouts": self._graded,
+            "coverage/masked_rollouts": self._masked,
+            "coverage/measured_tasks": scored_tasks,
+            "coverage/fully_masked_tasks": fully_masked,
+        }
+
     def result(self) -> dict[str, Any]:
-        """``{"agent_metrics", "key_metrics", "group_level_metrics"}`` like NeMo Gym's
-        ``/aggregate_metrics`` (empty without tasks)."""
-        if self._tasks is None:
-            return {"agent_metrics": {}, "key_metrics": {}, "group_level_metrics": []}
-        return self._tasks.result()
+        """NeMo Gym's ``/aggregate_metrics`` reply: ``group_level_metrics``, ``agent_metrics``,
+        ``key_metrics``, ``perf_summary`` and ``repeat_level_metrics`` (the last two and the
+        per-column statistics only with ``profile``; all empty without tasks)."""
+        out: dict[str, Any] = {
+            "group_level_metrics": [],
+            "agent_metrics": {},
+            "key_metrics": {},
+            "perf_summary": perf_summary(self._perf, self._graded + self._masked),
+            "repeat_level_metrics": [],
+        }
+        tasks = self._tasks
+        if tasks is None or not (self._graded or self._masked):
+            return out
+        coverage = self.coverage()
+        if not self._graded:
+            # Every rollout was masked: Gym reports what happened rather than means of nothing.
+            out["agent_metrics"] = dict(coverage)
+            out["key_metrics"] = dict(coverage)
+            return out
+        profile = self._profile
+        if profile is None:
+            agent: dict[str, Any] = tasks.means()
+            agent.update(coverage)
+            agent.update(tasks.pass_majority())
+        else:
+            groups, agent, repeats = profile.describe()
+            agent.update(coverage)
+            agent.update(tasks.pass_majority())
+            agent["num_repeats"] = len(self._rollouts)
+            out["group_level_metrics"] = groups if self._include_groups else []
+            out["repeat_level_metrics"] = repeats
+        key = key_metrics(agent)
+        key.update(coverage)
+        out["agent_metrics"] = agent
+        out["key_metrics"] = key
+        return out
 
     def accuracy_ci(self) -> ConfidenceInterval | None:
         """Mean reward of the graded rows with its bootstrap interval; ``None`` without any."""
@@ -329,6 +438,8 @@ class MetricsAccumulator:
             agent_metrics=gym["agent_metrics"],
             key_metrics=gym["key_metrics"],
             group_level_metrics=tuple(gym["group_level_metrics"]),
+            repeat_level_metrics=tuple(gym["repeat_level_metrics"]),
+            perf_summary=gym["perf_summary"],
             accuracy_ci=self.accuracy_ci() if accuracy_ci else None,
             categories={
                 field: tuple(CategoryEntry.of(stats) for stats in entries)
@@ -348,12 +459,17 @@ _NO_TASK = f"row has no {TASK_INDEX_KEY}; pass task_key=... to group it into a t
 def aggregate_metrics(
     rows: Iterable[Mapping[str, Any]],
     *,
+    profile: bool = True,
     component_names: Sequence[str] = (),
     include_groups: bool = True,
     task_key_field: str | None = None,
 ) -> dict[str, Any]:
-    """NeMo Gym's ``/aggregate_metrics`` of ``rows`` (see :meth:`MetricsAccumulator.add_rows`)."""
-    acc = MetricsAccumulator(component_names=component_names, include_groups=include_groups)
+    """NeMo Gym 0.7.0's ``/aggregate_metrics`` of ``rows`` (see
+    :meth:`MetricsAccumulator.add_rows`); ``profile=False`` gives what ``choicebox grade``
+    streams: the means of the reward and of ``component_names``, pass@k and its kin."""
+    acc = MetricsAccumulator(
+        component_names=component_names, profile=profile, include_groups=include_groups
+    )
     acc.add_rows(rows, task_key_field=task_key_field)
     return acc.result()
 

@@ -121,25 +121,30 @@ class FailureAnalysis:
 class MetricsDocument:
     """The metrics of a set of graded rows.
 
-    ``agent_metrics``, ``key_metrics`` and ``group_level_metrics`` are NeMo Gym's (an open set of
-    keys, so they stay mappings); ``pass@``/``majority@`` values there are percentages, rewards
-    and intervals elsewhere are fractions in [0, 1].
+    ``agent_metrics``, ``key_metrics``, ``group_level_metrics``, ``repeat_level_metrics`` and
+    ``perf_summary`` are NeMo Gym's (open sets of keys, so they stay mappings); ``pass@``/
+    ``majority@`` values there are percentages, rewards and intervals elsewhere are fractions in
+    [0, 1].
     """
 
     agent_metrics: Mapping[str, Any]
     key_metrics: Mapping[str, Any] = attrs.field(factory=dict)
     group_level_metrics: tuple[Mapping[str, Any], ...] = ()
+    repeat_level_metrics: tuple[Mapping[str, Any], ...] = ()
+    perf_summary: Mapping[str, Any] | None = None
     accuracy_ci: ConfidenceInterval | None = None
     categories: Mapping[str, tuple[CategoryEntry, ...]] = attrs.field(factory=dict)
     summary: RunSummary | None = None
     failure_analysis: FailureAnalysis | None = None
 
     def gym_response(self) -> dict[str, Any]:
-        """NeMo Gym's ``/aggregate_metrics`` response."""
+        """NeMo Gym's ``/aggregate_metrics`` response, its keys in Gym's order."""
         return {
+            "group_level_metrics": [dict(group) for group in self.group_level_metrics],
             "agent_metrics": dict(self.agent_metrics),
             "key_metrics": dict(self.key_metrics),
-            "group_level_metrics": [dict(group) for group in self.group_level_metrics],
+            "perf_summary": None if self.perf_summary is None else dict(self.perf_summary),
+            "repeat_level_metrics": [dict(entry) for entry in self.repeat_level_metrics],
         }
 
     def aggregate_json(self) -> dict[str, Any]:
@@ -229,12 +234,18 @@ class _Reader:
             raise MetricsError("metrics has no 'agent_metrics' mapping")
         key = data.get("key_metrics")
         groups = data.get("group_level_metrics")
+        repeats = data.get("repeat_level_metrics")
+        perf = data.get("perf_summary")
         return MetricsDocument(
             agent_metrics=agent,
             key_metrics=key if isinstance(key, Mapping) else {},
             group_level_metrics=(
                 tuple(g for g in groups if isinstance(g, Mapping)) if _is_list(groups) else ()
             ),
+            repeat_level_metrics=(
+                tuple(r for r in repeats if isinstance(r, Mapping)) if _is_list(repeats) else ()
+            ),
+            perf_summary=perf if isinstance(perf, Mapping) else None,
             accuracy_ci=self.interval(data.get("accuracy_ci")),
             categories=self.categories(data.get("categories")),
             summary=self.summary(data.get("summary")),

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 TASK_INDEX_KEY: Final = "_ng_task_index"
+ROLLOUT_INDEX_KEY: Final = "_ng_rollout_index"
 PREVIEW_CHARS: Final = 200
 # The category of a row that lacks the field (or holds null there).
 MISSING_CATEGORY: Final = "(missing)"

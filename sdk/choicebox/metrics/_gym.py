@@ -1,9 +1,11 @@
-"""NeMo Gym's ``/aggregate_metrics`` for the mcqa server, reproduced bit for bit.
+"""The mcqa server's own part of NeMo Gym's ``/aggregate_metrics``, reproduced bit for bit.
 
-Rollouts are grouped into tasks; :meth:`TaskMetrics.result` computes what the reference computes
-over them (pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread, the mean of
-each reward component and, optionally, per-task statistics) with the same keys, the same order and
-the same floating-point summation order.
+Rollouts are grouped into tasks; :meth:`TaskMetrics.pass_majority` computes what the mcqa server's
+``compute_metrics`` computes over them (pass@k, pass@1[avg-of-k], majority@k, per-run aggregates
+and their spread) with the same keys, the same order and the same floating-point summation order,
+and :func:`key_metrics` is its ``get_key_metrics``. :meth:`TaskMetrics.means` are the streaming
+means ``choicebox grade`` reports; the rest of Gym's reply (per-column statistics, per-task and
+per-repeat profiles) is :mod:`._profile`'s, which needs every row's numbers.
 """
 
 from __future__ import annotations
@@ -11,10 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from ._fields import TASK_INDEX_KEY
 from ._stats import _pass_ratio_complement
 
 # Statistics that highest-k selection must skip, as NeMo Gym's ``highest_k_metrics`` does.
@@ -61,34 +62,26 @@ class _ExactSum:
         return total / self._count
 
 
-_NO_COMPONENTS: Final[tuple[list[float | int], ...]] = ()
-
-
 # Placeholders never appended to: a packed task replaces them with its own lists on unpacking.
 _UNUSED_REWARDS: Final[list[float | int]] = []
 _UNUSED_ANSWERS: Final[list[Hashable | None]] = []
 
 
 class _Task:
-    """What one task keeps: its rewards and answers in arrival order (plus components if grouped).
+    """What one task keeps: its rewards and answers in arrival order.
 
     Memory is per task, and a run may hold hundreds of thousands of tasks. The common task (0.0
     or 1.0 rewards, one-letter or missing answers) is kept as one short string, two characters
     a rollout, instead of two lists of objects; anything else switches the task to lists.
     """
 
-    __slots__ = ("_answers", "_packed", "_rewards", "components")
+    __slots__ = ("_answers", "_packed", "_rewards")
 
-    def __init__(self, n_components: int) -> None:
+    def __init__(self) -> None:
         self._packed: str | None = ""
         # The lists exist only once a task leaves the packed form.
         self._rewards: list[float | int] = _UNUSED_REWARDS
         self._answers: list[Hashable | None] = _UNUSED_ANSWERS
-        # Without group statistics there is nothing to keep: one shared empty tuple, not a list
-        # per task.
-        self.components: Sequence[list[float | int]] = (
-            [[] for _ in range(n_components)] if n_components else _NO_COMPONENTS
-        )
 
     def add(self, reward: float | int, answer: Hashable | None) -> None:
         packed = self._packed
@@ -132,24 +125,6 @@ def _task_sort_key(key: int | str) -> tuple[int, int, str]:
     return (1, 0, key)
 
 
-def _describe(values: Sequence[float | int], name: str, into: dict[str, Any]) -> None:
-    """mean/max/min/median/std of one column, the statistics NeMo Gym's profiler reports."""
-    n = len(values)
-    if n == 0:
-        return
-    mean = math.fsum(values) / n
-    ordered = sorted(values)
-    mid = n // 2
-    median = ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-    # Sample std (ddof=1) like pandas; a single value reports 0 rather than NaN, as Gym does.
-    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-    into[f"mean/{name}"] = mean
-    into[f"max/{name}"] = ordered[-1]
-    into[f"min/{name}"] = ordered[0]
-    into[f"median/{name}"] = median
-    into[f"std/{name}"] = std
-
-
 def _highest_k(metrics: Mapping[str, Any], pattern: str, names: Sequence[str]) -> dict[str, Any]:
     """Entries of ``pattern`` (with ``{k}``) at the largest k, for the given score names."""
     regex = re.compile("^" + re.escape(pattern).replace(r"\{k\}", r"(\d+)") + "/(.+)$")
@@ -175,11 +150,10 @@ class TaskMetrics:
     as in the reference; tasks are reported in sorted key order.
     """
 
-    __slots__ = ("_component_names", "_component_sums", "_include_groups", "_tasks")
+    __slots__ = ("_component_names", "_component_sums", "_tasks")
 
-    def __init__(self, component_names: Sequence[str] = (), *, include_groups: bool = True) -> None:
+    def __init__(self, component_names: Sequence[str] = ()) -> None:
         self._component_names = tuple(component_names)
-        self._include_groups = include_groups
         self._component_sums = [_ExactSum() for _ in self._component_names]
         self._tasks: dict[int | str, _Task] = {}
 
@@ -194,16 +168,11 @@ class TaskMetrics:
         the row does not report that component, which is then left out of its mean)."""
         task = self._tasks.get(key)
         if task is None:
-            task = self._tasks[key] = _Task(
-                len(self._component_names) if self._include_groups else 0
-            )
+            task = self._tasks[key] = _Task()
         task.add(reward, answer)
         for i, value in enumerate(components):
-            if value is None:
-                continue
-            self._component_sums[i].add(value)
-            if self._include_groups:
-                task.components[i].append(value)
+            if value is not None:
+                self._component_sums[i].add(value)
 
     @property
     def n_rows(self) -> int:
@@ -213,118 +182,118 @@ class TaskMetrics:
     def n_tasks(self) -> int:
         return len(self._tasks)
 
-    def result(self) -> dict[str, Any]:
-        """``{"agent_metrics", "key_metrics", "group_level_metrics"}`` like ``/aggregate_metrics``."""
-        if not self._tasks:
-            return {"agent_metrics": {}, "key_metrics": {}, "group_level_metrics": []}
-        keys = sorted(self._tasks, key=_task_sort_key)
-        tasks = [self._tasks[k] for k in keys]
+    def __contains__(self, key: object) -> bool:
+        return key in self._tasks
 
-        agent: dict[str, Any] = {}
-        agent["mean/reward"] = math.fsum(r for t in tasks for r in t.rewards) / self.n_rows
+    def means(self) -> dict[str, float]:
+        """``mean/reward`` and ``mean/<component>``, correctly rounded (no rows are kept)."""
+        if not self._tasks:
+            return {}
+        out = {"mean/reward": math.fsum(r for t in self._tasks.values() for r in t.rewards)}
+        out["mean/reward"] /= self.n_rows
         for name, total in zip(self._component_names, self._component_sums, strict=True):
             if total.count:
-                agent[f"mean/{name}"] = total.mean()
-        agent.update(_pass_majority(tasks))
-        key_metrics = _key_metrics(agent)
-        groups = self._group_metrics(keys, tasks) if self._include_groups else []
-        return {"agent_metrics": agent, "key_metrics": key_metrics, "group_level_metrics": groups}
+                out[f"mean/{name}"] = total.mean()
+        return out
 
-    def _group_metrics(
-        self, keys: Sequence[int | str], tasks: Sequence[_Task]
-    ) -> list[dict[str, Any]]:
-        groups = []
-        for key, task in zip(keys, tasks, strict=True):
-            entry: dict[str, Any] = (
-                {TASK_INDEX_KEY: key} if isinstance(key, int) else {"task_key": key}
-            )
-            entry["num_rollouts"] = len(task.rewards)
-            _describe(task.rewards, "reward", entry)
-            for name, values in zip(self._component_names, task.components, strict=True):
-                _describe(values, name, entry)
-            groups.append(entry)
-        return groups
+    def pass_majority(self) -> dict[str, Any]:
+        """The mcqa server's ``compute_metrics``: pass@k, avg-of-k, majority@k and their spread."""
+        if not self._tasks:
+            return {}
+        keys = sorted(self._tasks, key=_task_sort_key)
+        return _pass_majority([self._tasks[k] for k in keys])
 
 
-def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
-    """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
-
-    Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
-    reward) and ``no_answer`` (extracted answer is null). Sums run task by task in sorted
-    task order, exactly as the reference adds them, so the floats come out identical.
-    """
-    names = ("accuracy", "no_answer")
-    max_k = max(len(t) for t in tasks)
-    # One (sum, count) per (k, name, aggregate); filled task by task so each sum is the same
-    # left-to-right fold the reference computes over its per-task lists.
-    pass_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
-    pass_cnt = [[0, 0] for _ in range(max_k + 1)]
-    avg_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
-    maj_sum = [[0.0, 0.0] for _ in range(max_k + 1)]
-    run_sum = [[0.0, 0.0] for _ in range(max_k)]
-    run_cnt = [0] * max_k
-
-    for task in tasks:
-        n = len(task.rewards)
-        answers = task.answers
-        no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
-        scores: tuple[Sequence[float | int], ...] = (task.rewards, no_answer)
-        for j, vals in enumerate(scores):
-            binary = all(v in (0, 1) for v in vals)
-            n_wrong = sum(1 for v in vals if not v) if binary else 0
-            prefix = 0.0
-            running_max = -math.inf
-            votes: Counter[tuple[Hashable, float | int]] = Counter()
-            avg = majority = 0.0
-            for k in range(1, max_k + 1):
-                if k <= n:
-                    v = vals[k - 1]
-                    prefix += v
-                    avg = prefix / k
-                    running_max = max(running_max, v)
-                    answer = answers[k - 1]
-                    if answer is not None:
-                        votes[(answer, v)] += 1
-                        majority = _majority_value(votes)
-                    run_sum[k - 1][j] += v
-                    if j == 0:
-                        run_cnt[k - 1] += 1
-                    # pass@k skips tasks with fewer than k rollouts.
-                    pass_value = _pass_ratio_complement(n, n_wrong, k) if binary else running_max
-                    pass_sum[k][j] += pass_value
-                    pass_cnt[k][j] += 1
-                # avg-of-k and majority@k use whatever of the first k rollouts exist, so
-                # past n they repeat the task's last values.
-                avg_sum[k][j] += avg
-                maj_sum[k][j] += majority
-
-    n_tasks = len(tasks)
-    out: dict[str, Any] = {}
-    for k in range(1, max_k + 1):
-        for j, name in enumerate(names):
-            if pass_cnt[k][j]:
-                out[f"pass@{k}/{name}"] = 100.0 * pass_sum[k][j] / pass_cnt[k][j]
-            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg_sum[k][j] / n_tasks
-            out[f"majority@{k}/{name}"] = 100.0 * maj_sum[k][j] / n_tasks
-
-    per_run = {
-        name: [100.0 * run_sum[i][j] / run_cnt[i] for i in range(max_k)]
-        for j, name in enumerate(names)
-    }
-    out["per_sample_aggregate"] = per_run
-    out.update(_spread_across_runs(per_run, names, max_k))
-    return out
-
-
-def _key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
-    # The mcqa server's headline selection; note pass@K/accuracy is deliberately absent.
-    key: dict[str, Any] = {"mean/reward": agent["mean/reward"]}
+def key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
+    """The mcqa server's headline selection (``get_key_metrics``); pass@K/accuracy is
+    deliberately absent."""
+    key: dict[str, Any] = {}
+    if "mean/reward" in agent:
+        key["mean/reward"] = agent["mean/reward"]
     key.update(_highest_k(agent, "pass@1[avg-of-{k}]", ("accuracy", "no_answer")))
     key.update(_highest_k(agent, "pass@{k}", ("no_answer",)))
     key.update(_highest_k(agent, "majority@{k}", ("accuracy",)))
     if "pass@1/accuracy" in agent:
         key["pass@1/accuracy"] = agent["pass@1/accuracy"]
     return key
+
+
+def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
+    """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
+
+    Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
+    reward) and ``no_answer`` (extracted answer is null). Every ``sum()`` there is a
+    :class:`PySum` here, fed the same values in the same order (task by task in sorted task
+    order), so the floats come out identical.
+    """
+    names = ("accuracy", "no_answer")
+    max_k = max(len(t) for t in tasks)
+    # One sum per (k, name, aggregate), filled task by task as the reference's lists are.
+    pass_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
+    pass_cnt = [[0, 0] for _ in range(max_k + 1)]
+    avg_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
+    maj_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
+    run_sum = [[PySum(), PySum()] for _ in range(max_k)]
+    run_cnt = [0] * max_k
+
+    for task in tasks:
+        n = len(task)
+        answers = task.answers
+        no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
+        scores: tuple[Sequence[float | int], ...] = (task.rewards, no_answer)
+        for j, vals in enumerate(scores):
+            binary = all(v in (0, 1) for v in vals)
+            n_wrong = sum(1 for v in vals if not v) if binary else 0
+            # A sum of 0s and 1s is exact however it is added up: only other values need
+            # CPython's compensated sum to come out as Gym's.
+            prefix = None if binary else PySum()
+            exact_prefix: float | int = 0
+            running_max: float | int = -math.inf
+            votes: Counter[tuple[Hashable, float | int]] = Counter()
+            avg: float = 0.0
+            majority: float | int = 0
+            for k in range(1, max_k + 1):
+                if k <= n:
+                    v = vals[k - 1]
+                    if prefix is None:
+                        exact_prefix += v
+                        avg = (0 + exact_prefix) / k
+                    else:
+                        prefix.add(v)
+                        avg = prefix.value() / k
+                    running_max = max(running_max, v)
+                    answer = answers[k - 1]
+                    if answer is not None:
+                        votes[(answer, v)] += 1
+                        majority = _majority_value(votes)
+                    run_sum[k - 1][j].add(v)
+                    if j == 0:
+                        run_cnt[k - 1] += 1
+                    # pass@k skips tasks with fewer than k rollouts.
+                    pass_value = _pass_ratio_complement(n, n_wrong, k) if binary else running_max
+                    pass_sum[k][j].add(pass_value)
+                    pass_cnt[k][j] += 1
+                # avg-of-k and majority@k use whatever of the first k rollouts exist, so
+                # past n they repeat the task's last values.
+                avg_sum[k][j].add(avg)
+                maj_sum[k][j].add(majority)
+
+    n_tasks = len(tasks)
+    out: dict[str, Any] = {}
+    for k in range(1, max_k + 1):
+        for j, name in enumerate(names):
+            if pass_cnt[k][j]:
+                out[f"pass@{k}/{name}"] = 100.0 * pass_sum[k][j].value() / pass_cnt[k][j]
+            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg_sum[k][j].value() / n_tasks
+            out[f"majority@{k}/{name}"] = 100.0 * maj_sum[k][j].value() / n_tasks
+
+    per_run = {
+        name: [100.0 * run_sum[i][j].value() / run_cnt[i] for i in range(max_k)]
+        for j, name in enumerate(names)
+    }
+    out["per_sample_aggregate"] = per_run
+    out.update(_spread_across_runs(per_run, names, max_k))
+    return out
 
 
 def _spread_across_runs(
@@ -335,8 +304,8 @@ def _spread_across_runs(
     for k in range(2, max_k + 1):
         for name in names:
             runs = per_run[name][:k]
-            mean = sum(runs) / len(runs)
-            std_dev = math.sqrt(sum((x - mean) ** 2 for x in runs) / (len(runs) - 1))
+            mean = py_sum(runs) / len(runs)
+            std_dev = math.sqrt(py_sum([(x - mean) ** 2 for x in runs]) / (len(runs) - 1))
             out[f"pass@1[avg-of-{k}]/{name}/std_dev_across_runs"] = std_dev
             out[f"pass@1[avg-of-{k}]/{name}/std_err_across_runs"] = std_dev / math.sqrt(len(runs))
     return out
@@ -348,4 +317,59 @@ def _majority_value(votes: Counter[tuple[Hashable, float | int]]) -> float:
         return 0.0
     top = max(votes.values())
     tied = [score for (_, score), count in votes.items() if count == top]
-    return sum(tied) / len(tied)
+    if len(tied) == 1:
+        return (0 + tied[0]) / 1  # sum([x]) / 1, as the reference computes it
+    return py_sum(tied) / len(tied)
+
+
+class PySum:
+    """CPython 3.12+'s ``sum()`` of ints and floats from the start value 0, one value at a time.
+
+    Gym 0.7.0 runs on Python 3.13, whose ``sum()`` of floats is compensated (Neumaier); the
+    Python running choicebox may be older, so its ``sum()`` is not used where Gym's numbers must
+    be met. As in CPython, ints are summed exactly until the first float, a float then joins the
+    compensated sum, and a later int is added to the running sum without compensation
+    (``Python/bltinmodule.c``, ``builtin_sum_impl``).
+    """
+
+    __slots__ = ("_floating", "_hi", "_int", "_lo")
+
+    def __init__(self) -> None:
+        self._int = 0
+        self._floating = False
+        self._hi = 0.0
+        self._lo = 0.0
+
+    def add(self, x: float | int) -> None:
+        if not self._floating:
+            if type(x) is int:
+                self._int += x
+                return
+            self._hi = self._int + x
+            self._floating = True
+            return
+        if type(x) is float:
+            hi = self._hi
+            t = hi + x
+            if abs(hi) >= abs(x):
+                self._lo += (hi - t) + x
+            else:
+                self._lo += (x - t) + hi
+            self._hi = t
+        else:
+            self._hi += float(x)
+
+    def value(self) -> float | int:
+        if not self._floating:
+            return self._int
+        lo = self._lo
+        # As CPython: keep the sign of a negative zero, and never turn inf into nan.
+        return self._hi + lo if lo and math.isfinite(lo) else self._hi
+
+
+def py_sum(values: Iterable[float | int]) -> float | int:
+    """``sum(values)`` as CPython 3.12+ computes it (see :class:`PySum`)."""
+    total = PySum()
+    for value in values:
+        total.add(value)
+    return total.value()

@@ -34,9 +34,12 @@ class RowRecord(NamedTuple):
     * ``reward``: ``None`` when the row has no numeric reward.
     * ``components`` and ``categories``: one entry per component name and per ``by`` field of
       the accumulator; empty for a row without a reward.
-    * ``failure``: the failure the row names itself (a verdict's ``failure_kind``); a failed row
-      that names none counts as an error, a missing answer or a wrong answer.
+    * ``failure``: the failure the row names itself (a verdict's ``grading_failure``, else
+      Gym's ``failure_kind``); a failed row that names none counts as an error, a missing answer
+      or a wrong answer.
     * ``preview``: the start of the response, for failed rows only.
+    * ``masked``: the row's ``mask_sample`` is set: its reward is no valid measurement (Gym's
+      meaning), so it is counted in the coverage but in no score.
     """
 
     error: str | None
@@ -48,13 +51,15 @@ class RowRecord(NamedTuple):
     failure: str | None
     preview: str
     categories: tuple[str, ...]
+    masked: bool = False
 
 
 def failed(record: RowRecord) -> bool:
-    """Whether the row earned less than full reward: an error, no reward, or a reward below 1."""
+    """Whether the row earned less than full reward: an error, a masked row (its reward does not
+    count), no reward, or a reward below 1."""
     reward = record.reward
     # `not reward >= 1` is also true for NaN, which never earned anything either.
-    return record.error is not None or reward is None or not reward >= 1
+    return record.error is not None or record.masked or reward is None or not reward >= 1
 
 
 def read_row(
@@ -68,21 +73,28 @@ def read_row(
 ) -> RowRecord:
     """The record of ``row``, grouped into ``task``.
 
-    A row that carries a choicebox verdict (``failure_kind``) and a reward is judged by its
-    verdict alone: an ``error`` field it brought along from its input does not fail it.
+    A row that carries a verdict (``grading_failure``, or ``failure_kind`` in files written
+    before it) and a reward is judged by its verdict alone: an ``error`` field it brought along
+    from its input does not fail it.
 
     Raises ``MetricsError`` for a row that is no error row and has no numeric reward, unless
-    ``need_reward`` is false (failure analysis alone needs none).
+    ``need_reward`` is false (failure analysis alone needs none) or the row is masked.
     """
     # The hot path of every worker: plain dict and type checks before the general ones.
     get = row.get
     raw_error = get("error")
     value = row[reward_key] if reward_key in row else _lookup(row, reward_key)
     reward = _SHARED_NUMBERS.get(value, value) if type(value) is float else _number(value)
-    if raw_error is None or (reward is not None and "failure_kind" in row):
+    if raw_error is None or (
+        reward is not None and ("grading_failure" in row or "failure_kind" in row)
+    ):
         error = None
     else:
         error = str(raw_error)
+    # Gym's test is truthiness (`vr.get("mask_sample")`), so is this one.
+    masked = bool(get("mask_sample"))
+    if masked:
+        return masked_record(row, task=task, reward=reward, error=error)
     if reward is None and error is None and need_reward:
         raise MetricsError(f"row has no numeric {reward_key!r} (it is {_shown(value)})")
     extracted = get("extracted_answer")
@@ -113,11 +125,42 @@ def read_row(
     )
 
 
+def masked_record(
+    row: Mapping[str, Any],
+    *,
+    task: int | str | None,
+    reward: float | int | None,
+    error: str | None = None,
+) -> RowRecord:
+    """The record of a row whose ``mask_sample`` is set: counted and failed, scored nowhere.
+
+    Why it is masked is Gym's ``failure_kind`` (an infrastructure failure, or choicebox's own
+    ``choicebox:invalid_row``), not a verdict's.
+    """
+    kind = row.get("failure_kind")
+    uuid = row.get("uuid")
+    return RowRecord(
+        error,
+        None if uuid is None else str(uuid),
+        task,
+        reward,
+        None,
+        (),
+        kind if isinstance(kind, str) and kind else "masked",
+        response_preview(row, error),
+        (),
+        True,
+    )
+
+
 def _named_failure(row: Mapping[str, Any], error: str | None) -> str | None:
     """The failure a failed row names: its verdict's, else what Gym's own fields say."""
-    if "failure_kind" in row:  # a choicebox verdict says it all, ``None`` included
-        kind = row["failure_kind"]
-        return kind if isinstance(kind, str) and kind else None
+    for verdict_field in ("grading_failure", "failure_kind"):
+        # A verdict says it all, ``None`` included; failure_kind is Gym's, and choicebox's own
+        # verdict field in files written before grading_failure.
+        if verdict_field in row:
+            kind = row[verdict_field]
+            return kind if isinstance(kind, str) and kind else None
     failure = row.get("failure")
     if isinstance(failure, str) and failure:
         return failure

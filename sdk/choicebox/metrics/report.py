@@ -54,7 +54,7 @@ from choicebox.metrics._document import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["ReportError", "render_report", "write_report"]
+__all__ = ["ReportError", "render_report", "write_page", "write_report"]
 
 _number = finite_number  # agent_metrics is an open set of keys, read value by value
 
@@ -579,13 +579,17 @@ def write_report(
     *,
     title: str = "choicebox report",
 ) -> None:
-    """Render the report and write it to ``path`` (UTF-8), replacing the file atomically.
+    """Render the report and write it to ``path`` (UTF-8), replacing the file atomically."""
+    write_page(render_report(metrics, title=title), path)
+
+
+def write_page(page: str, path: str | Path) -> None:
+    """Write an HTML page to ``path`` (UTF-8), replacing the file atomically.
 
     The page is written to a temporary file beside ``path`` and renamed over it, so a reader
-    never sees half a report and a failed render leaves an older report intact.
+    never sees half a page and a failed write leaves an older page intact.
     """
     target = Path(path)
-    page = render_report(metrics, title=title)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

@@ -8,9 +8,10 @@ pattern from a path a client names.
 Requests are read and graded by the batch engine's ``Grader``, so the server accepts exactly the
 rows ``choicebox grade`` grades (a rollout without ``options`` included) and gives the same
 verdicts. Error contract: malformed JSON is 400, a body over the size limit 413, a body that
-decodes but is not a valid request 422 (``{"detail": ["message @ $.path", ...]}``: the reader's
-problems, then the response's), and an unknown grading mode 422 naming the known ones. A 500
-means a bug in choicebox, never bad input.
+decodes but is not a verify request 422 (``{"detail": ["message @ $.path", ...]}``). A verify
+request whose task data is unusable (bad options, a bad ``output_regex``, an unknown grading
+mode) is answered 200, masked, with the problems in ``failure_reason`` (``_protocol``): Gym
+aborts a whole collection on a 4xx. A 500 means a bug in choicebox, never bad input.
 
 Grading is CPU-bound, and a hostile row can make one grading call slow (a long C-level regex
 match holds the GIL, so a thread does not help). The grading routes therefore run in a small
@@ -43,7 +44,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from choicebox._errors import MetricsError, WireFormatError
-from choicebox._modes import COMPONENTS, ModeRegistry, default_registry
+from choicebox._modes import ModeRegistry, default_registry
 from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from choicebox._rollout import response_text
 from choicebox.batch._engine import Grader, output_row
@@ -51,6 +52,14 @@ from choicebox.metrics import MetricsAccumulator
 
 from ._pool import Handler as PoolHandler
 from ._pool import WorkerCrashed, WorkerPool, WorkerTimeout
+from ._protocol import (
+    SessionCookie,
+    close_session_reply,
+    gym_verify_response,
+    masked_response,
+    seed_session_reply,
+    structural_problems,
+)
 
 __all__ = [
     "CONFIG_ENV",
@@ -79,6 +88,8 @@ MAX_DETAIL_PROBLEMS: Final = 50  # and lists at most this many problems
 MAX_OUTPUT_REGEXES: Final = MAX_PATTERNS_PER_ROW  # the library-wide cap: 422 here, not skipped
 CONFIG_ENV: Final = "CHOICEBOX_SERVE_CONFIG"  # how `choicebox serve` hands options to workers
 TASK_KEY_FIELD: Final = "uuid"
+DEFAULT_SERVER_NAME: Final = "choicebox"
+_LIVENESS_PATHS: Final = ("/", "/healthz", "/livez", "/readyz")
 
 _JSON: Final = "application/json"
 
@@ -219,7 +230,9 @@ class Verifier:
                 raise ClientError(
                     422, [f"expected a JSON object, got {_kind(row)} @ $.verify_responses[{i}]"]
                 )
-        metrics = MetricsAccumulator(component_names=COMPONENTS)
+        # Gym 0.7.0's whole reply: every numeric field's statistics (reward components and
+        # response.usage included), per task and per repeat, masked rows as coverage.
+        metrics = MetricsAccumulator(profile=True)
         try:
             metrics.add_rows(rows, task_key_field=TASK_KEY_FIELD)
             document = metrics.document(accuracy_ci=False)
@@ -230,6 +243,34 @@ class Verifier:
                 422, [f"invalid verify response: {exc} @ $.verify_responses"]
             ) from None
         return document.gym_response()
+
+
+def verify_row(verifier: Verifier, row: Any) -> dict[str, Any]:
+    """Gym's verify response for ``row``: the verdict with Gym's failure fields, or, for a
+    verify request whose task data is unusable, a masked response naming every problem (Gym
+    aborts a collection on a 4xx); a body that is no verify request still raises."""
+    try:
+        return gym_verify_response(verifier.verify(row))
+    except ClientError as exc:
+        if exc.status != 422 or not isinstance(row, dict) or not isinstance(exc.detail, list):
+            raise
+        if structural_problems(exc.detail):
+            raise
+        # The row is echoed as every verify response echoes it; the problems are bounded as an
+        # error reply's are, since one may quote a huge value.
+        return masked_response(row, bounded_detail(exc.detail))
+
+
+def verify_rows(verifier: Verifier, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """:func:`verify_row` of each row, in order; a row that is no verify request gets an error
+    entry ``{"error", "status", "index"}`` instead."""
+    out: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        try:
+            out.append(verify_row(verifier, row))
+        except ClientError as exc:
+            out.append({"error": exc.detail, "status": exc.status, "index": index})
+    return out
 
 
 def _kind(value: Any) -> str:
@@ -270,9 +311,9 @@ def respond(verifier: Verifier, route: str, body: bytes) -> tuple[int, bytes]:
     try:
         payload = _decode(body)
         if route == "verify":
-            return 200, _dumps(verifier.verify(payload))
+            return 200, _dumps(verify_row(verifier, payload))
         if route == "verify_batch":
-            results = verifier.verify_many(_listed(payload, "requests"))
+            results = verify_rows(verifier, _listed(payload, "requests"))
             for item in results:
                 if "error" in item:
                     item["error"] = bounded_detail(item["error"])
@@ -328,6 +369,7 @@ def create_app(
     grade_workers: int = DEFAULT_GRADE_WORKERS,
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    server_name: str = DEFAULT_SERVER_NAME,
 ) -> Starlette:
     """The verify app. Rule files in ``rules_dirs`` are loaded now, once.
 
@@ -336,6 +378,8 @@ def create_app(
     or on the first request); a request they have not answered within ``grade_timeout`` seconds
     gets a 503. ``grade_workers=0`` grades in this process. A body not received within
     ``body_timeout`` seconds gets a 408.
+    here, at start-up, not per request. ``server_name`` (Gym's instance name) names the session
+    cookie.
     """
     verifier = Verifier(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
     pool: WorkerPool | None = None
@@ -398,12 +442,31 @@ def create_app(
         handle.__name__ = route
         return handle
 
-    async def empty(request: Request) -> Response:
-        if request.headers.get("content-length") != "0":
-            body = await read_body(request)
-            if body.strip():
-                _decode(body)
-        return _json({})
+    async def optional_body(request: Request) -> Any:
+        """A session request's body, decoded (None when it has none)."""
+        if request.headers.get("content-length") == "0":
+            return None
+        body = await read_body(request)
+        return _decode(body) if body.strip() else None
+
+    cookie = SessionCookie(server_name)
+
+    def with_cookie(request: Request, content: Any) -> Response:
+        response = _json(content)
+        response.headers.append("set-cookie", cookie.header(cookie.value(request.cookies)))
+        return response
+
+    async def seed_session(request: Request) -> Response:
+        return with_cookie(request, seed_session_reply(await optional_body(request)))
+
+    async def close_session(request: Request) -> Response:
+        reply, problems = close_session_reply(await optional_body(request))
+        if reply is None:
+            raise ClientError(422, problems)
+        return with_cookie(request, reply)
+
+    async def alive(request: Request) -> Response:
+        return _json({"status": "ok"})
 
     async def reverify_mode(request: Request) -> Response:
         return _json("stateless")
@@ -429,10 +492,12 @@ def create_app(
             Route(f"/{route}", _guarded(grading_route(route)), methods=["POST"])
             for route in GRADING_ROUTES
         ),
-        Route("/seed_session", _guarded(empty), methods=["POST"]),
-        Route("/close_session", _guarded(empty), methods=["POST"]),
+        Route("/seed_session", _guarded(seed_session), methods=["POST"]),
+        Route("/close_session", _guarded(close_session), methods=["POST"]),
         Route("/reverify_mode", _guarded(reverify_mode), methods=["GET"]),
         Route("/health", _guarded(health), methods=["GET"]),
+        # Gym's liveness paths: it polls GET / until a server answers.
+        *(Route(path, _guarded(alive), methods=["GET"]) for path in _LIVENESS_PATHS),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.verifier = verifier
@@ -452,6 +517,7 @@ def app_from_env() -> Starlette:
         grade_workers=int(config.get("grade_workers", DEFAULT_GRADE_WORKERS)),
         grade_timeout=float(config.get("grade_timeout", DEFAULT_GRADE_TIMEOUT)),
         body_timeout=float(config.get("body_timeout", DEFAULT_BODY_TIMEOUT)),
+        server_name=str(config.get("server_name", DEFAULT_SERVER_NAME)),
     )
     # This process only serves: move everything loaded so far (modules, rule files, compiled
     # patterns) out of the collector's way, so full collections stay short under load.
