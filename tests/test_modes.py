@@ -675,3 +675,11 @@ def test_run_mode_examples_reports_a_failing_example() -> None:
     assert "w.yaml:9" in results[1].describe()
     assert "FAILED" in results[1].describe()
     assert "ambiguous" in results[2].describe()
+
+
+def test_strategy_is_the_old_name_of_resolve() -> None:
+    registry = default_registry()
+    for name in ("robust", "strict_single_letter_boxed"):
+        mode = registry.get(name)
+        assert mode.strategy == mode.resolve
+    assert registry.get("robust").strategy == "conclusion"

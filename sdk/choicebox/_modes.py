@@ -101,6 +101,11 @@ class GradingMode:
     extends: str | None = None
     source: str = "<memory>"
 
+    @property
+    def strategy(self) -> str:
+        """The old name of ``resolve``, kept for code written against it."""
+        return self.resolve
+
 
 # --- YAML with positions -------------------------------------------------------------------------
 
