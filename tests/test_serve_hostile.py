@@ -23,6 +23,7 @@ from choicebox.server._app import (
     DEFAULT_GRADE_WORKERS,
     MAX_DETAIL_CHARS,
     MAX_DETAIL_PROBLEMS,
+    POOL_INLINE_MAX_BYTES,
     Verifier,
     bounded_detail,
     respond,
@@ -119,6 +120,38 @@ def test_grading_past_the_deadline_is_503_and_other_requests_go_on(strict_server
     # The killed worker was replaced: the next requests are graded as before.
     for _ in range(4):
         assert httpx.post(f"{strict_server}/verify", json=_request()).status_code == 200
+
+
+def test_small_bodies_are_graded_inline_while_the_only_worker_is_busy() -> None:
+    """A verify body up to POOL_INLINE_MAX_BYTES without sample regexes never waits for a
+    grading process: with the one worker held by a slow sample regex, it is still answered."""
+    slow = _request(
+        template_metadata={"output_regex": "(a+)+$"}, response=_response("a" * 50_000 + "!")
+    )
+    small = _request(r"\boxed{C}")
+    assert len(orjson.dumps(small)) <= POOL_INLINE_MAX_BYTES
+    server = _start("--grade-workers", "1", "--grade-timeout", "4", "--regex-timeout", "30")
+    base = next(server)
+    try:
+
+        async def scenario() -> tuple[httpx.Response, list[float]]:
+            async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+                hostile = asyncio.create_task(client.post("/verify", json=slow))
+                await asyncio.sleep(0.5)  # the worker has taken the slow row
+                waits = []
+                for _ in range(5):
+                    began = time.monotonic()
+                    reply = await client.post("/verify", json=small)
+                    assert reply.json()["reward"] == 1.0
+                    waits.append(time.monotonic() - began)
+                assert not hostile.done()
+                return await hostile, waits
+
+        reply, waits = asyncio.run(scenario())
+        assert reply.status_code == 503  # the sample regex went to the pool, and its deadline
+        assert max(waits) < 1.0, waits
+    finally:
+        server.close()
 
 
 # --- slow, idle and endless clients -----------------------------------------------------------
