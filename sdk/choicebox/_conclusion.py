@@ -281,7 +281,7 @@ class Conclusion:
         considered = considered + later
         stray += [c for c in later if c.kind == "stray"]
         stray = [c for c in stray if c.letters[0] in context.options and lo <= c.start < hi]
-        if context.features.roman():
+        if any(c.letters == ("I",) for c in stray) and context.features.roman():
             stray = [c for c in stray if c.letters != ("I",)]
         stray.sort(key=lambda c: c.start)
         results = [c for c in later if c.kind == "commitment"]
@@ -390,7 +390,8 @@ class Conclusion:
             return _failure("no_answer", "an answer scoped to one part only"), None, considered
         fates.mark([c for c in run[:-1] if c.kind == "hedge"], "superseded", "narrowed by the concluding answer")
         fates.mark(run[:-1], "agrees")
-        multipart = context.features.multipart()
+        # Computed on first use below (about 50 us on a new sample): most responses never ask.
+        features = context.features
         earlier = [
             c for c in live[:index]
             if c.kind == "commitment" and c.letters[0] != letter and not c.part and c.letters[0] in options
@@ -412,7 +413,7 @@ class Conclusion:
                         considered,
                     )
                 if (
-                    multipart
+                    features.multipart()
                     and not self._any_part.search(text, lo, hi)
                     and not self._revision.search(between)
                 ):
@@ -432,7 +433,7 @@ class Conclusion:
         if self._cut_off(text[lo:hi]) and not last.final:
             after = text[last.end : hi]
             if (
-                multipart
+                features.multipart()
                 and len(_GAP_WORD.findall(after)) > self.cut_off_words
                 and not self._bare(text, last.end, hi)
             ):
