@@ -417,11 +417,16 @@ def _rule_paths(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def _extends_of(text: str) -> str | None:
+def _plain_data(text: str) -> Any:
+    """A rule file's plain data, or ``None`` when it does not parse (parse_mode reports it,
+    located)."""
     try:
-        data = load(text, path="<rule file>", error=RuleFileError)
+        return load(text, path="<rule file>", error=RuleFileError)
     except ChoiceboxError:
-        return None  # parse_mode reports it, located
+        return None
+
+
+def _extends_of(data: Any) -> str | None:
     extends = data.get("extends") if isinstance(data, dict) else None
     return extends if isinstance(extends, str) else None
 
@@ -464,15 +469,20 @@ class ModeRegistry:
     ) -> list[GradingMode]:
         pending = list(sources)
         added: list[GradingMode] = []
+        # Each file's plain data, read once: composing YAML is most of the start-up's cost, and
+        # the ordering below asks every file about every other.
+        plain = {text: _plain_data(text) for _, text in pending}
         # Parents first: a file that extends a mode defined later in the same batch waits for it.
         for _ in range(len(pending) + 1):
             waiting = []
             for path, text in pending:
-                parent = _extends_of(text)
+                parent = _extends_of(plain[text])
                 if (
                     parent is not None
                     and parent not in self._modes
-                    and any(_declares(other, parent) for _, other in pending if other is not text)
+                    and any(
+                        _declares(plain[other], parent) for _, other in pending if other is not text
+                    )
                 ):
                     waiting.append((path, text))
                     continue
@@ -522,11 +532,7 @@ class ModeRegistry:
         return name in self._builtin and self._modes[name].source.startswith("<builtin>")
 
 
-def _declares(text: str, mode_id: str) -> bool:
-    try:
-        data = load(text, path="<rule file>", error=RuleFileError)
-    except ChoiceboxError:
-        return False
+def _declares(data: Any, mode_id: str) -> bool:
     return isinstance(data, dict) and data.get("id") == mode_id
 
 
