@@ -24,7 +24,7 @@ from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
 from ._resolution import FirstStep, LastPosition, Policy, policy_kinds
 from ._resources import builtin_rule_files
 from ._wire import converter
-from ._yaml import YamlDocument, compose, load, read_file
+from ._yaml import YamlDocument, compose, read_file
 from .steps import FAILURE_KINDS, ParameterError, Step, step_kinds
 
 __all__ = [
@@ -303,13 +303,26 @@ def parse_mode(
 ) -> tuple[GradingMode, bool]:
     """Parse one rule file's text; returns the mode and whether it may override a built-in."""
     located, root = _compose(path, text)
+    return _parse_composed(located, root, parents=parents)
+
+
+def _parse_composed(
+    located: _Located,
+    root: yaml.Node,
+    raw: dict[str, Any] | None = None,
+    *,
+    parents: Mapping[str, GradingMode] | None,
+) -> tuple[GradingMode, bool]:
+    """``parse_mode`` of a composed file; ``raw`` is its plain data when already read."""
+    path = located.path
     items = _mapping_items(root)
     for key, (key_node, _) in items.items():
         if key not in _MODE_KEYS:
             raise located.error(
                 f"unknown key {key!r}; known keys: {', '.join(sorted(_MODE_KEYS))}", key_node
             )
-    raw = located.value(root)  # also rejects duplicate keys anywhere
+    if raw is None:
+        raw = located.value(root)  # also rejects duplicate keys anywhere
     version = raw.get("version")
     if version != FORMAT_VERSION:
         raise located.error(
@@ -417,11 +430,12 @@ def _rule_paths(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def _plain_data(text: str) -> Any:
-    """A rule file's plain data, or ``None`` when it does not parse (parse_mode reports it,
-    located)."""
+def _composed(path: str, text: str) -> tuple[_Located, yaml.Node, dict[str, Any]] | None:
+    """A rule file composed, with its plain data; ``None`` when it is no valid mapping
+    (``parse_mode`` then reports why, located)."""
     try:
-        return load(text, path="<rule file>", error=RuleFileError)
+        located, root = _compose(path, text)
+        return located, root, located.value(root)
     except ChoiceboxError:
         return None
 
@@ -469,9 +483,10 @@ class ModeRegistry:
     ) -> list[GradingMode]:
         pending = list(sources)
         added: list[GradingMode] = []
-        # Each file's plain data, read once: composing YAML is most of the start-up's cost, and
-        # the ordering below asks every file about every other.
-        plain = {text: _plain_data(text) for _, text in pending}
+        # Each file composed once, for the ordering below (which asks every file about every
+        # other) and for parsing it: composing YAML is most of the start-up's cost.
+        composed = {text: _composed(path, text) for path, text in pending}
+        plain = {text: None if found is None else found[2] for text, found in composed.items()}
         # Parents first: a file that extends a mode defined later in the same batch waits for it.
         for _ in range(len(pending) + 1):
             waiting = []
@@ -486,7 +501,12 @@ class ModeRegistry:
                 ):
                     waiting.append((path, text))
                     continue
-                mode, overrides = parse_mode(text, path=path, parents=self._modes)
+                found = composed[text]
+                if found is None:
+                    mode, overrides = parse_mode(text, path=path, parents=self._modes)
+                else:
+                    located, root, raw = found
+                    mode, overrides = _parse_composed(located, root, raw, parents=self._modes)
                 self._register(mode, overrides=overrides, builtin=builtin)
                 added.append(mode)
             if not waiting or len(waiting) == len(pending):
