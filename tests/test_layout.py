@@ -186,6 +186,15 @@ def test_the_root_all_is_exactly_what_the_root_defines() -> None:
     assert isinstance(choicebox.__version__, str)
 
 
+def test_version_is_printed_on_stdout_without_loading_it_at_import() -> None:
+    assert "importlib.metadata" not in _modules_loaded_by("import choicebox.cli")
+    done = subprocess.run(
+        [sys.executable, "-m", "choicebox", "--version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout == f"choicebox {choicebox.__version__}\n"
+    assert done.stderr == ""
+
+
 def _error_classes(module: ModuleType) -> set[str]:
     return {
         name
@@ -245,12 +254,16 @@ def _modules_loaded_by(code: str) -> set[str]:
         "import choicebox",
         "import contextlib, io\nfrom choicebox.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    main(['rules', 'list'])",
+        "import contextlib, io\nfrom choicebox.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n        main(['grade', '--help'])\n    except SystemExit:\n        pass",
     ],
-    ids=["import choicebox", "choicebox rules list"],
+    ids=["import choicebox", "choicebox rules list", "choicebox grade --help"],
 )
 def test_the_root_and_the_cli_start_without_numpy_or_the_server(code: str) -> None:
     loaded = {name.partition(".")[0] for name in _modules_loaded_by(code)}
-    assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray"}
+    # Lark too: only a box the fast path cannot read builds (or loads) the parser.
+    assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray", "lark"}
 
 
 README = SRC.parent / "README.md"

@@ -21,7 +21,7 @@ from choicebox import (
     register_step_kind,
     step_kinds,
 )
-from choicebox._modes import RULES_DIR_ENV, ModeRegistry, load_mode_file, parse_mode
+from choicebox._modes import RULES_DIR_ENV, ModeRegistry, _Unparsed, load_mode_file, parse_mode
 from choicebox.testing import ExampleResult, mcqa_sample, run_mode_examples
 
 BUILTIN_MODES = (
@@ -683,3 +683,43 @@ def test_strategy_is_the_old_name_of_resolve() -> None:
         mode = registry.get(name)
         assert mode.strategy == mode.resolve
     assert registry.get("robust").strategy == "conclusion"
+# --- built-ins parsed on first use ---------------------------------------------------------------
+
+
+def _parsed_names(registry: ModeRegistry) -> set[str]:
+    return {name for name in registry.names() if isinstance(registry._modes[name], GradingMode)}
+
+
+def test_a_built_in_mode_is_parsed_when_first_used_with_its_parents() -> None:
+    registry = ModeRegistry.with_builtins()
+    assert registry.names() == sorted(BUILTIN_MODES)
+    assert _parsed_names(registry) == set()  # listing the names parses nothing
+    assert registry.get("lenient_boxed").extends == "strict_single_letter_boxed"
+    assert _parsed_names(registry) == {"lenient_boxed", "strict_single_letter_boxed"}
+    assert registry.is_builtin("robust")
+    assert "robust" in registry
+    assert _parsed_names(registry) == {"lenient_boxed", "strict_single_letter_boxed"}
+    assert [mode.id for mode in registry] == sorted(BUILTIN_MODES)  # iterating parses them all
+    assert _parsed_names(registry) == set(BUILTIN_MODES)
+
+
+def test_a_user_mode_extends_a_built_in_not_parsed_yet(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "mine.yaml").write_text(
+        "version: 1\nid: mine\ndescription: d\nextends: lenient_boxed\n", encoding="utf-8"
+    )
+    registry = ModeRegistry.with_builtins([rules])
+    assert registry.get("mine").chain == registry.get("lenient_boxed").chain
+    assert not registry.is_builtin("mine")
+
+
+def test_a_built_in_file_must_declare_its_name_as_its_id() -> None:
+    registry = ModeRegistry()
+    text = "version: 1\nid: other\ndescription: d\nchain:\n  - kind: boxed_letter\n"
+    registry._modes["named"] = _Unparsed("<builtin>/named.yaml", text)
+    with pytest.raises(RuleFileError, match="its own name as its id, 'named', not 'other'") as info:
+        registry.get("named")
+    assert info.value.path == "<builtin>/named.yaml"
+    with pytest.raises(RuleFileError):  # still unparsed: asking again says the same
+        registry.get("named")

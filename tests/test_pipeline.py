@@ -130,6 +130,26 @@ def test_every_runner_writes_the_same_files(tmp_path: Path, rules: Path, mode: s
     assert written["line by line"] == written["here"]
 
 
+def test_a_file_of_one_span_is_graded_without_starting_a_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from choicebox.batch import _local
+
+    source = _mixed_file(tmp_path, copies=2)
+    here = tmp_path / "here.jsonl"
+    grade_with(LocalRunner(1), source, here, by=BY)
+
+    def no_pool(*args: object) -> None:
+        raise AssertionError("a pool was started for a file of one span")
+
+    monkeypatch.setattr(_local.multiprocessing, "get_context", no_pool)
+    small = tmp_path / "small.jsonl"
+    grade_with(LocalRunner(2), source, small, by=BY)  # one span: CHUNK_BYTES is 1 MiB
+    assert _files(small) == _files(here)
+    with pytest.raises(AssertionError, match="a pool was started"):
+        grade_with(LocalRunner(2), source, tmp_path / "two.jsonl", by=BY, chunk_bytes=2_000)
+
+
 def test_a_run_stopped_under_one_runner_resumes_under_another(tmp_path: Path) -> None:
     source = _mixed_file(tmp_path)
     fresh = tmp_path / "fresh.jsonl"

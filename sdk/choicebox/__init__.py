@@ -11,8 +11,6 @@ intervals, Gym's aggregate metrics; ``choicebox.metrics.report`` the HTML report
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
-
 from ._errors import (
     AuditConfigError,
     BatchError,
@@ -53,10 +51,22 @@ from .steps import (
     step_kinds,
 )
 
-try:
-    __version__ = _metadata.version("choicebox")
-except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+__version__: str  # read on first use by __getattr__ below
+
+
+def __getattr__(name: str) -> str:
+    # importlib.metadata takes ~30 ms to import: every command would pay it for a string that
+    # only --version and the report's footer show.
+    if name != "__version__":
+        raise AttributeError(f"module 'choicebox' has no attribute {name!r}")
+    from importlib import metadata  # noqa: PLC0415  see above
+
+    try:
+        version = metadata.version("choicebox")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        version = "0+unknown"
+    globals()["__version__"] = version
+    return version
 
 __all__ = [
     "DEFAULT_GRADING_MODE",

@@ -34,13 +34,15 @@ import bisect
 import functools
 import re
 import unicodedata
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
-from lark import Lark, Token, Tree
-from lark.exceptions import LarkError
 
+from choicebox._parser_cache import lalr_parser
 from choicebox._resources import builtin_grammar
+
+if TYPE_CHECKING:
+    from lark import Lark, Token, Tree
 
 __all__ = ["Box", "BoxReading", "ReadingKind", "find_boxes", "read_box"]
 
@@ -248,6 +250,8 @@ def _read_slow(content: str) -> BoxReading:
     if _MAY_NAME_A_CHOICE.match(core) is None or _EXPONENT_NUMBER.fullmatch(core):
         # "2e5" is two hundred thousand, not a digit glued to the letter E.
         return _text(core)
+    from lark.exceptions import LarkError  # noqa: PLC0415  Lark only for what the fast path cannot read
+
     try:
         tree = _parser().parse(core)
     except LarkError:
@@ -273,7 +277,7 @@ _MAY_NAME_A_CHOICE: Final = re.compile(
 
 @functools.cache
 def _parser() -> Lark:
-    return Lark(builtin_grammar("boxed"), parser="lalr", lexer="contextual")
+    return lalr_parser("boxed", builtin_grammar("boxed"))
 
 
 # A second label inside a label's text ("A) Karyotyping, B) PCR") makes the answer a list.
@@ -284,6 +288,8 @@ _OTHER_LABEL: Final = re.compile(
 
 def _interpret(tree: Tree[Token], core: str) -> BoxReading:
     """Turn a parse of ``core`` into a reading. The tree is flat: start -> shape -> tokens."""
+    from lark import Token, Tree  # noqa: PLC0415  imported with the parser, not with choicebox
+
     shape = tree.children[0]
     if not isinstance(shape, Tree):  # pragma: no cover - the grammar always has a shape rule
         return _text(core)

@@ -159,13 +159,15 @@ class Conclusion:
         found: list[Candidate] = []
         fallbacks: list[ChainEntry] = []
         for entry in chain:
-            if not applicable(entry, context):
+            if entry.when_answer_prefix and not applicable(entry, context):
                 continue
             entries[entry.id] = entry
             if entry.when_no_commitment:
                 fallbacks.append(entry)
                 continue
             candidates = run_step(entry, context, errors)
+            if not candidates:  # most steps on most outputs: nothing to weigh or settle
+                continue
             found.extend(candidates)
             settled = [c for c in candidates if c.settles]
             if settled:
@@ -202,7 +204,6 @@ class Conclusion:
         text = context.folded
         options = context.options
         lo, hi, scope_note = self._scope(context, found, fates)
-        features = context.features
         kept: list[Candidate] = []
         dropped: list[Candidate] = []
         for candidate in found:
@@ -219,7 +220,7 @@ class Conclusion:
             elif (
                 candidate.origin == "evaluation"
                 and candidate.letters == ("I",)
-                and features.roman()
+                and context.features.roman()
             ):
                 fates.mark((candidate,), "ignored", "statement I, not option I")
             else:
@@ -281,7 +282,7 @@ class Conclusion:
         considered = considered + later
         stray += [c for c in later if c.kind == "stray"]
         stray = [c for c in stray if c.letters[0] in context.options and lo <= c.start < hi]
-        if context.features.roman():
+        if any(c.letters == ("I",) for c in stray) and context.features.roman():
             stray = [c for c in stray if c.letters != ("I",)]
         stray.sort(key=lambda c: c.start)
         results = [c for c in later if c.kind == "commitment"]
@@ -390,7 +391,6 @@ class Conclusion:
             return _failure("no_answer", "an answer scoped to one part only"), None, considered
         fates.mark([c for c in run[:-1] if c.kind == "hedge"], "superseded", "narrowed by the concluding answer")
         fates.mark(run[:-1], "agrees")
-        multipart = context.features.multipart()
         earlier = [
             c for c in live[:index]
             if c.kind == "commitment" and c.letters[0] != letter and not c.part and c.letters[0] in options
@@ -412,7 +412,7 @@ class Conclusion:
                         considered,
                     )
                 if (
-                    multipart
+                    context.features.multipart()
                     and not self._any_part.search(text, lo, hi)
                     and not self._revision.search(between)
                 ):
@@ -432,7 +432,7 @@ class Conclusion:
         if self._cut_off(text[lo:hi]) and not last.final:
             after = text[last.end : hi]
             if (
-                multipart
+                context.features.multipart()
                 and len(_GAP_WORD.findall(after)) > self.cut_off_words
                 and not self._bare(text, last.end, hi)
             ):

@@ -139,15 +139,21 @@ def _strip_reasoning(text: str) -> str | None:
     return rest
 
 
-# Possessive blanks after the sentence end: a run of 20,000 newlines is passed over once.
-_REFUSAL_RE: Final = re.compile(
-    r"(?:^|[.!?]\s++|\n)\s*+(?:I['’]?m\s+sorry|I\s+am\s+sorry|I\s+apologi[sz]e|"
+# A refusal opens the text or a sentence. Possessive blanks after the sentence end: a run of
+# 20,000 newlines is passed over once.
+_REFUSAL: Final = (
+    r"\s*+(?:I['’]?m\s+sorry|I\s+am\s+sorry|I\s+apologi[sz]e|"
     r"I\s+(?:cannot|can['’]?t|won['’]?t|will\s+not|am\s+unable\s+to|['’]m\s+unable\s+to|"
     r"must\s+decline\s+to|do\s+not\s+feel\s+comfortable)\s+"
     r"(?:help|answer|assist|provide|comply|respond|choose|select|determine|pick)|"
-    r"As\s+an\s+AI\b)",
-    re.IGNORECASE,
+    r"As\s+an\s+AI\b)"
 )
+# Two patterns where one would do: a pattern that may start at "^" cannot skip ahead to the
+# sentence ends, so it is tried at every character; one that starts with a character class
+# jumps between them. The sentence end is a newline, or [.!?] and a blank (``[.!?]\s++`` then
+# ``\s*+`` consume the same blanks as ``\s*+`` alone).
+_REFUSAL_AT_START: Final = re.compile(_REFUSAL, re.IGNORECASE)
+_REFUSAL_AFTER_STOP: Final = re.compile(r"[.!?\n](?:(?<=\n)|(?=\s))" + _REFUSAL, re.IGNORECASE)
 # Every refusal the pattern knows holds one of these: most outputs are ruled out by them alone.
 _REFUSAL_WORDS: Final = (
     "sorry", "apologi", "cannot", "can't", "can’t", "cant", "won't", "won’t", "wont", "will not",
@@ -161,7 +167,9 @@ def _is_refusal(text: str) -> bool:
     lowered = head.lower()
     if not any(map(lowered.__contains__, _REFUSAL_WORDS)):
         return False
-    return _REFUSAL_RE.search(head) is not None
+    return (
+        _REFUSAL_AT_START.match(head) is not None or _REFUSAL_AFTER_STOP.search(head) is not None
+    )
 
 
 # --- grading -------------------------------------------------------------------------------------

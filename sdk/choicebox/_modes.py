@@ -24,7 +24,7 @@ from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
 from ._resolution import FirstStep, LastPosition, Policy, policy_kinds
 from ._resources import builtin_rule_files
 from ._wire import converter
-from ._yaml import YamlDocument, compose, load, read_file
+from ._yaml import YamlDocument, compose, read_file
 from .steps import FAILURE_KINDS, ParameterError, Step, step_kinds
 
 __all__ = [
@@ -308,13 +308,26 @@ def parse_mode(
 ) -> tuple[GradingMode, bool]:
     """Parse one rule file's text; returns the mode and whether it may override a built-in."""
     located, root = _compose(path, text)
+    return _parse_composed(located, root, parents=parents)
+
+
+def _parse_composed(
+    located: _Located,
+    root: yaml.Node,
+    raw: dict[str, Any] | None = None,
+    *,
+    parents: Mapping[str, GradingMode] | None,
+) -> tuple[GradingMode, bool]:
+    """``parse_mode`` of a composed file; ``raw`` is its plain data when already read."""
+    path = located.path
     items = _mapping_items(root)
     for key, (key_node, _) in items.items():
         if key not in _MODE_KEYS:
             raise located.error(
                 f"unknown key {key!r}; known keys: {', '.join(sorted(_MODE_KEYS))}", key_node
             )
-    raw = located.value(root)  # also rejects duplicate keys anywhere
+    if raw is None:
+        raw = located.value(root)  # also rejects duplicate keys anywhere
     version = raw.get("version")
     if version != FORMAT_VERSION:
         raise located.error(
@@ -422,38 +435,92 @@ def _rule_paths(directory: Path) -> list[Path]:
     return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def _extends_of(text: str) -> str | None:
+def _composed(path: str, text: str) -> tuple[_Located, yaml.Node, dict[str, Any]] | None:
+    """A rule file composed, with its plain data; ``None`` when it is no valid mapping
+    (``parse_mode`` then reports why, located)."""
     try:
-        data = load(text, path="<rule file>", error=RuleFileError)
+        located, root = _compose(path, text)
+        return located, root, located.value(root)
     except ChoiceboxError:
-        return None  # parse_mode reports it, located
+        return None
+
+
+def _extends_of(data: Any) -> str | None:
     extends = data.get("extends") if isinstance(data, dict) else None
     return extends if isinstance(extends, str) else None
+
+
+@attrs.frozen
+class _Unparsed:
+    """A built-in rule file the registry parses on first use."""
+
+    source: str
+    text: str
+
+
+class _Parents(Mapping[str, "GradingMode"]):
+    """The registry's modes as ``parse_mode``'s parents: a built-in is parsed when asked for."""
+
+    def __init__(self, registry: ModeRegistry) -> None:
+        self._registry = registry
+
+    def __getitem__(self, name: str) -> GradingMode:
+        mode = self._registry._parsed(name)
+        if mode is None:
+            raise KeyError(name)
+        return mode
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry._modes)
+
+    def __len__(self) -> int:
+        return len(self._registry._modes)
 
 
 class ModeRegistry:
     """The grading modes by name: the built-ins, then any user rule directories.
 
     A user file whose id equals a built-in's is an error unless it says ``overrides: true``;
-    two user files with one id are always an error.
+    two user files with one id are always an error. A built-in mode is parsed when first used
+    (a process grading in one mode does not compose and build the others: robust.yaml alone
+    takes about 0.1 s); its id is its file's name, which parsing checks.
     """
 
     def __init__(self, modes: Mapping[str, GradingMode] | None = None) -> None:
-        self._modes: dict[str, GradingMode] = dict(modes or {})
+        self._modes: dict[str, GradingMode | _Unparsed] = dict(modes or {})
         self._builtin: frozenset[str] = frozenset(self._modes)
 
     @classmethod
     def with_builtins(cls, rules_dirs: Sequence[str | Path] = ()) -> ModeRegistry:
         """The built-in modes plus those found in ``rules_dirs``."""
-        sources = [
-            (f"<builtin>/{f.name}", f.read_text(encoding="utf-8")) for f in builtin_rule_files()
-        ]
         registry = cls()
-        registry._add_sources(sources, builtin=True)
+        for file in builtin_rule_files():
+            name = file.name.rsplit(".", 1)[0]
+            registry._modes[name] = _Unparsed(f"<builtin>/{file.name}", file.read_text(encoding="utf-8"))
         registry._builtin = frozenset(registry._modes)
         for directory in rules_dirs:
             registry.add_directory(directory)
         return registry
+
+    def _parsed(self, name: str) -> GradingMode | None:
+        """The mode ``name`` (a built-in parsed now if not yet), ``None`` if there is none."""
+        entry = self._modes.get(name)
+        if not isinstance(entry, _Unparsed):
+            return entry
+        del self._modes[name]  # while it parses: a file that extends itself finds no parent
+        try:
+            mode, _ = parse_mode(entry.text, path=entry.source, parents=_Parents(self))
+        except BaseException:
+            self._modes[name] = entry
+            raise
+        if mode.id != name:
+            self._modes[name] = entry
+            raise RuleFileError(
+                f"a built-in rule file must declare its own name as its id, {name!r}, not {mode.id!r}",
+                path=entry.source,
+            )
+        self._modes[name] = mode
+        return mode
 
     def add_directory(self, directory: str | Path) -> list[GradingMode]:
         """Load every ``*.yaml`` rule file of ``directory``; returns the modes it added."""
@@ -469,19 +536,30 @@ class ModeRegistry:
     ) -> list[GradingMode]:
         pending = list(sources)
         added: list[GradingMode] = []
+        # Each file composed once, for the ordering below (which asks every file about every
+        # other) and for parsing it: composing YAML is most of the start-up's cost.
+        composed = {text: _composed(path, text) for path, text in pending}
+        plain = {text: None if found is None else found[2] for text, found in composed.items()}
         # Parents first: a file that extends a mode defined later in the same batch waits for it.
         for _ in range(len(pending) + 1):
             waiting = []
             for path, text in pending:
-                parent = _extends_of(text)
+                parent = _extends_of(plain[text])
                 if (
                     parent is not None
-                    and parent not in self._modes
-                    and any(_declares(other, parent) for _, other in pending if other is not text)
+                    and parent not in self
+                    and any(
+                        _declares(plain[other], parent) for _, other in pending if other is not text
+                    )
                 ):
                     waiting.append((path, text))
                     continue
-                mode, overrides = parse_mode(text, path=path, parents=self._modes)
+                found = composed[text]
+                if found is None:
+                    mode, overrides = parse_mode(text, path=path, parents=_Parents(self))
+                else:
+                    located, root, raw = found
+                    mode, overrides = _parse_composed(located, root, raw, parents=_Parents(self))
                 self._register(mode, overrides=overrides, builtin=builtin)
                 added.append(mode)
             if not waiting or len(waiting) == len(pending):
@@ -489,7 +567,7 @@ class ModeRegistry:
                 break
             pending = waiting
         for path, text in pending:  # a cycle or a missing parent: parse to get the located error
-            parse_mode(text, path=path, parents=self._modes)
+            parse_mode(text, path=path, parents=_Parents(self))
         return added
 
     def _register(self, mode: GradingMode, *, overrides: bool, builtin: bool) -> None:
@@ -509,16 +587,16 @@ class ModeRegistry:
 
     def get(self, name: str) -> GradingMode:
         """The mode called ``name``; ``UnknownModeError`` lists the known ones."""
-        try:
-            return self._modes[name]
-        except KeyError:
-            raise UnknownModeError(name, list(self._modes)) from None
+        mode = self._parsed(name)
+        if mode is None:
+            raise UnknownModeError(name, list(self._modes))
+        return mode
 
     def __contains__(self, name: object) -> bool:
         return name in self._modes
 
     def __iter__(self) -> Iterator[GradingMode]:
-        return iter(sorted(self._modes.values(), key=lambda m: m.id))
+        return iter(sorted(map(self.get, list(self._modes)), key=lambda m: m.id))
 
     def names(self) -> list[str]:
         return sorted(self._modes)
@@ -527,11 +605,7 @@ class ModeRegistry:
         return name in self._builtin and self._modes[name].source.startswith("<builtin>")
 
 
-def _declares(text: str, mode_id: str) -> bool:
-    try:
-        data = load(text, path="<rule file>", error=RuleFileError)
-    except ChoiceboxError:
-        return False
+def _declares(data: Any, mode_id: str) -> bool:
     return isinstance(data, dict) and data.get("id") == mode_id
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import shutil
@@ -35,12 +36,16 @@ class LocalRunner:
     def grade(self, job: Job, spans: Iterator[Span]) -> Generator[Graded, None, None]:
         scratch = job.scratch
         shutil.rmtree(scratch, ignore_errors=True)  # left by a run that was killed
-        if self.workers <= 1:
+        ahead = list(itertools.islice(spans, 2))
+        if self.workers <= 1 or len(ahead) < 2:
+            # A file of one span is graded here too: a pool (each worker importing choicebox and
+            # building its modes) costs more than grading a span.
             grader = job.grader()
-            for span in spans:
+            for span in itertools.chain(ahead, spans):
                 data, records = grader.grade_lines(_numbered_lines(span.data, span.first_line))
                 yield Graded(data, None, records, span.nbytes)
             return
+        spans = itertools.chain(ahead, spans)
         throttle = _Throttle(self.workers * _IN_FLIGHT_PER_WORKER)
         scratch.mkdir()
         # forkserver, not fork: a process that already runs threads (a Ray driver, a web server,

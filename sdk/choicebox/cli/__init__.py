@@ -13,18 +13,29 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from choicebox import __version__
-
 from . import audit, compare, explain, grade, gym, report, rules, serve
 
 __all__ = ["build_parser", "main"]
+
+
+class _Version(argparse.Action):
+    """``--version``, reading the version only when asked (``choicebox.__version__`` is lazy)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        import choicebox  # noqa: PLC0415  the root is imported already; this reads its version
+
+        sys.stdout.write(f"choicebox {choicebox.__version__}\n")  # stdout, as argparse's own
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="choicebox", description="Grade multiple-choice answers of language models."
     )
-    parser.add_argument("--version", action="version", version=f"choicebox {__version__}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in (grade, compare, report, rules, serve, gym, audit, explain):
         module.register(commands)

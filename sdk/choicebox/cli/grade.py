@@ -13,7 +13,6 @@ from choicebox._errors import BatchError, RuleFileError, UnknownModeError
 from choicebox.batch import BatchResult, Progress, default_output, grade_file
 from choicebox.batch.ray import grade_file_ray
 from choicebox.cli._args import positive_int
-from choicebox.metrics.report import write_report
 
 __all__ = ["register"]
 
@@ -131,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_report(result: BatchResult, path: str, err: IO[str]) -> int:
+    from choicebox.metrics.report import write_report  # noqa: PLC0415  only --report needs it (~40 ms)
+
     try:
         write_report(result.metrics, path)
     except (OSError, ValueError) as exc:

@@ -11,7 +11,6 @@ import orjson
 
 from choicebox._errors import ReportError, located
 from choicebox.metrics import AGGREGATE_SUFFIX, FAILURES_SUFFIX
-from choicebox.metrics.report import write_report
 
 __all__ = ["register"]
 
@@ -65,6 +64,8 @@ def _run(args: argparse.Namespace) -> int:
             except orjson.JSONDecodeError as exc:
                 print(f"choicebox report: skipping {_not_json(failures, exc)}", file=sys.stderr)
     output = Path(args.output) if args.output else source.with_suffix(".html")
+    from choicebox.metrics.report import write_report  # noqa: PLC0415  the CLI's other commands need not load it (~40 ms)
+
     try:
         write_report(document, output, title=args.title)
     except ReportError as exc:  # the document, not the output, is at fault
