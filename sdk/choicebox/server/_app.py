@@ -28,6 +28,7 @@ the detail of an error reply is bounded in size whatever the request held.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import gc
@@ -410,13 +411,24 @@ def create_app(
                 raise ClientError(413, too_large)
         chunks: list[bytes] = []
         size = 0
+        receive = request.receive
         try:
-            with anyio.fail_after(body_timeout):
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > limit:
-                        raise ClientError(413, too_large)
-                    chunks.append(chunk)
+            # asyncio's own timeout and the ASGI messages read directly: anyio's cancel scope
+            # and Starlette's stream generator cost about a tenth of a small request's time.
+            # The app runs on asyncio (uvicorn, Starlette's TestClient).
+            async with asyncio.timeout(body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise ClientDisconnect
+                    chunk = message.get("body", b"")
+                    if chunk:
+                        size += len(chunk)
+                        if size > limit:
+                            raise ClientError(413, too_large)
+                        chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
         except TimeoutError:
             raise ClientError(
                 408, f"the request body did not arrive within {body_timeout:g} s"
