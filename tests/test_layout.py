@@ -156,6 +156,17 @@ def test_no_module_is_over_800_lines(name: str) -> None:
     assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines: split it by job"
 
 
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_every_module_says_what_it_is_for_in_readable_text(name: str) -> None:
+    # A "\\b" written as "\b" in a docstring is a backspace, and the sentence reads "oxed{".
+    doc = ast.get_docstring(ast.parse(_modules()[name].read_text(encoding="utf-8")))
+    if name.endswith("prompt_templates"):
+        return  # a package of data files
+    assert doc, f"{name} has no module docstring"
+    controls = sorted({hex(ord(c)) for c in doc if ord(c) < 32 and c not in "\n\t"})
+    assert not controls, f"{name}'s docstring holds control characters {controls}"
+
+
 def test_every_lazy_import_says_why() -> None:
     missing = []
     for name, path in sorted(_modules().items()):

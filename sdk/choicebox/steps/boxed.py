@@ -1,4 +1,4 @@
-"""Step kinds that read ``\boxed{...}`` answers: a boxed letter, or a boxed option text."""
+"""Step kinds that read ``\\boxed{...}`` answers: a boxed letter, or a boxed option text."""
 
 from __future__ import annotations
 
