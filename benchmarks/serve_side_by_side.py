@@ -7,8 +7,10 @@ processes inherit the pin, so a pool shares that core with the event loop) and i
 ``wrk`` pinned to core 1, with a Lua script that cycles through the bodies.
 
 * choicebox: ``choicebox serve --workers 1 --mode MODE --grade-workers N`` for each ``N`` in
-  ``--grade-workers`` (0 grades in the event loop's process; 1 or 2 hand each request to a pool
-  of grading processes, which isolates a slow row at the price of an IPC round trip).
+  ``--grade-workers`` (0 grades everything in the event loop's process; 1 or 2, the default,
+  start a pool of grading processes for batches, bodies with sample regexes and bodies over 16
+  KiB, which isolates a slow row at the price of an IPC round trip, while a small verify body is
+  still graded in the event loop's process).
 * Gym: nemo-gym 0.7.0's ``MCQAResourcesServer`` with ``grading_mode: MODE`` in its config, its
   app assembled as ``SimpleServer.run_webserver`` assembles it (``setup_webserver``, liveness
   routes, exception and cancellation middleware, validation handler) and served by uvicorn with
