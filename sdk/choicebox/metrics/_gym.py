@@ -14,7 +14,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ._stats import _pass_ratio_complement
 
@@ -22,20 +22,42 @@ from ._stats import _pass_ratio_complement
 _STAT_SUFFIXES: Final = ("std_dev_across_runs", "std_err_across_runs", "avg_sample_std_dev")
 
 
-class _ExactSum:
-    """Streaming correctly rounded sum (Shewchuk's partials, what ``math.fsum`` does inside)."""
+# Integer-valued summands below this magnitude are summed as Python ints: exactly, in C.
+_EXACT_INT_MAX: Final = float(2**53)
 
-    __slots__ = ("_count", "_partials", "_special")
+
+class _ExactSum:
+    """Streaming correctly rounded sum (Shewchuk's partials, what ``math.fsum`` does inside).
+
+    Reward components are nearly always 0.0 or 1.0: integer-valued summands are added up as an
+    exact Python int instead of through the partials (one C addition instead of a Python loop
+    per row). The exact total is the same either way, so the correctly rounded mean is too.
+    """
+
+    __slots__ = ("_count", "_integer", "_integers", "_partials", "_special")
 
     def __init__(self) -> None:
         self._partials: list[float] = []
         self._special = 0.0  # inf/nan would poison the partials; they are summed on the side
         self._count = 0
+        self._integer = 0  # the exact sum of the integer-valued summands
+        self._integers = False  # whether there were any (a lone -0.0 must stay -0.0)
 
     def add(self, x: float) -> None:
         self._count += 1
+        # -0.0 takes the partials: only they keep the sign of a sum of negative zeros.
+        if (x == 1.0 or (x == 0.0 and math.copysign(1.0, x) > 0)) and type(x) is float:
+            self._integer += x == 1.0
+            self._integers = True
+            return
         if not math.isfinite(x):
             self._special += x
+            return
+        if (
+            type(x) is float and x.is_integer() and abs(x) < _EXACT_INT_MAX and x != 0.0
+        ) or (type(x) is int and abs(x) < _EXACT_INT_MAX):
+            self._integer += int(x)
+            self._integers = True
             return
         i = 0
         partials = self._partials
@@ -56,7 +78,16 @@ class _ExactSum:
         return self._count
 
     def mean(self) -> float:
-        total = math.fsum(self._partials)
+        terms = list(self._partials)
+        if self._integers:
+            # The int as exact floats (more than one only past 2**53): fsum then rounds once.
+            rest = self._integer
+            terms.append(float(rest))
+            rest -= int(terms[-1])
+            while rest:
+                terms.append(float(rest))
+                rest -= int(terms[-1])
+        total = math.fsum(terms)
         if self._special:
             total += self._special
         return total / self._count
@@ -113,6 +144,11 @@ class _Task:
     @property
     def answers(self) -> list[Hashable | None]:
         return self._answers if self._packed is None else self._unpacked()[1]
+
+    @property
+    def packed(self) -> str | None:
+        """The packed form (it says everything about the task), or ``None`` once unpacked."""
+        return self._packed
 
     def __len__(self) -> int:
         return len(self._rewards) if self._packed is None else len(self._packed) // 2
@@ -218,82 +254,135 @@ def key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
     return key
 
 
+class _Columns(NamedTuple):
+    """One task's contributions to the sums of one score: per rollout k (1-based) its value (the
+    per-run sums) and its pass@k value, and per k up to the largest task its avg-of-k and
+    majority@k values."""
+
+    run: list[float | int]
+    passing: list[float | int]
+    avg: list[float | int]
+    majority: list[float | int]
+
+
+def _task_columns(
+    rewards: Sequence[float | int], answers: Sequence[Hashable | None], max_k: int
+) -> tuple[_Columns, _Columns]:
+    """A task's contributions for ``accuracy`` (its rewards) and ``no_answer``, as the reference
+    computes them rollout by rollout."""
+    n = len(rewards)
+    no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
+    columns = []
+    for vals in (rewards, no_answer):
+        binary = all(v in (0, 1) for v in vals)
+        n_wrong = sum(1 for v in vals if not v) if binary else 0
+        # A sum of 0s and 1s is exact however it is added up: only other values need
+        # CPython's compensated sum to come out as Gym's.
+        prefix = None if binary else PySum()
+        exact_prefix: float | int = 0
+        running_max: float | int = -math.inf
+        votes: Counter[tuple[Hashable, float | int]] = Counter()
+        avg: float = 0.0
+        majority: float | int = 0
+        column = _Columns([], [], [], [])
+        for k in range(1, max_k + 1):
+            if k <= n:
+                v = vals[k - 1]
+                if prefix is None:
+                    exact_prefix += v
+                    avg = (0 + exact_prefix) / k
+                else:
+                    prefix.add(v)
+                    avg = prefix.value() / k
+                running_max = max(running_max, v)
+                answer = answers[k - 1]
+                if answer is not None:
+                    votes[(answer, v)] += 1
+                    majority = _majority_value(votes)
+                column.run.append(v)
+                # pass@k skips tasks with fewer than k rollouts.
+                column.passing.append(
+                    _pass_ratio_complement(n, n_wrong, k) if binary else running_max
+                )
+            # avg-of-k and majority@k use whatever of the first k rollouts exist, so past n
+            # they repeat the task's last values.
+            column.avg.append(avg)
+            column.majority.append(majority)
+        columns.append(column)
+    return columns[0], columns[1]
+
+
 def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
     """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
 
     Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
-    reward) and ``no_answer`` (extracted answer is null). Every ``sum()`` there is a
-    :class:`PySum` here, fed the same values in the same order (task by task in sorted task
-    order), so the floats come out identical.
+    reward) and ``no_answer`` (extracted answer is null). Every ``sum()`` there is summed here as
+    CPython 3.12+'s ``sum()`` (:func:`py_sum`), of the same values in the same order (task by
+    task in sorted task order), so the floats come out identical. Tasks of the same packed form
+    contribute the same values, so each form is worked out once.
     """
     names = ("accuracy", "no_answer")
     max_k = max(len(t) for t in tasks)
-    # One sum per (k, name, aggregate), filled task by task as the reference's lists are.
-    pass_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
-    pass_cnt = [[0, 0] for _ in range(max_k + 1)]
-    avg_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
-    maj_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
-    run_sum = [[PySum(), PySum()] for _ in range(max_k)]
-    run_cnt = [0] * max_k
-
+    memo: dict[str, tuple[_Columns, _Columns]] = {}
+    per_task: list[tuple[_Columns, _Columns]] = []
+    sizes = [0] * (max_k + 2)  # sizes[n]: tasks of n rollouts
     for task in tasks:
-        n = len(task)
-        answers = task.answers
-        no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
-        scores: tuple[Sequence[float | int], ...] = (task.rewards, no_answer)
-        for j, vals in enumerate(scores):
-            binary = all(v in (0, 1) for v in vals)
-            n_wrong = sum(1 for v in vals if not v) if binary else 0
-            # A sum of 0s and 1s is exact however it is added up: only other values need
-            # CPython's compensated sum to come out as Gym's.
-            prefix = None if binary else PySum()
-            exact_prefix: float | int = 0
-            running_max: float | int = -math.inf
-            votes: Counter[tuple[Hashable, float | int]] = Counter()
-            avg: float = 0.0
-            majority: float | int = 0
-            for k in range(1, max_k + 1):
-                if k <= n:
-                    v = vals[k - 1]
-                    if prefix is None:
-                        exact_prefix += v
-                        avg = (0 + exact_prefix) / k
-                    else:
-                        prefix.add(v)
-                        avg = prefix.value() / k
-                    running_max = max(running_max, v)
-                    answer = answers[k - 1]
-                    if answer is not None:
-                        votes[(answer, v)] += 1
-                        majority = _majority_value(votes)
-                    run_sum[k - 1][j].add(v)
-                    if j == 0:
-                        run_cnt[k - 1] += 1
-                    # pass@k skips tasks with fewer than k rollouts.
-                    pass_value = _pass_ratio_complement(n, n_wrong, k) if binary else running_max
-                    pass_sum[k][j].add(pass_value)
-                    pass_cnt[k][j] += 1
-                # avg-of-k and majority@k use whatever of the first k rollouts exist, so
-                # past n they repeat the task's last values.
-                avg_sum[k][j].add(avg)
-                maj_sum[k][j].add(majority)
+        packed = task.packed
+        columns = memo.get(packed) if packed is not None else None
+        if columns is None:
+            columns = _task_columns(task.rewards, task.answers, max_k)
+            if packed is not None:
+                memo[packed] = columns
+        per_task.append(columns)
+        sizes[len(task)] += 1
+    # at_least[k]: tasks with k rollouts or more, the ones pass@k and the k-th run count.
+    at_least = [0] * (max_k + 2)
+    for k in range(max_k, 0, -1):
+        at_least[k] = at_least[k + 1] + sizes[k]
 
     n_tasks = len(tasks)
     out: dict[str, Any] = {}
     for k in range(1, max_k + 1):
         for j, name in enumerate(names):
-            if pass_cnt[k][j]:
-                out[f"pass@{k}/{name}"] = 100.0 * pass_sum[k][j].value() / pass_cnt[k][j]
-            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg_sum[k][j].value() / n_tasks
-            out[f"majority@{k}/{name}"] = 100.0 * maj_sum[k][j].value() / n_tasks
+            if at_least[k]:
+                passing = _ordered_sum([c[j].passing[k - 1] for c in per_task if len(c[j].run) >= k])
+                out[f"pass@{k}/{name}"] = 100.0 * passing / at_least[k]
+            avg = _ordered_sum([c[j].avg[k - 1] for c in per_task])
+            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg / n_tasks
+            majority = _ordered_sum([c[j].majority[k - 1] for c in per_task])
+            out[f"majority@{k}/{name}"] = 100.0 * majority / n_tasks
 
     per_run = {
-        name: [100.0 * run_sum[i][j].value() / run_cnt[i] for i in range(max_k)]
+        name: [
+            100.0 * _ordered_sum([c[j].run[i] for c in per_task if len(c[j].run) > i]) / at_least[i + 1]
+            for i in range(max_k)
+        ]
         for j, name in enumerate(names)
     }
     out["per_sample_aggregate"] = per_run
     out.update(_spread_across_runs(per_run, names, max_k))
     return out
+
+
+# Values that are multiples of 2**-_DYADIC_BITS in [0, 1] add up exactly (no rounding at any
+# step) while there are fewer than 2**(53 - _DYADIC_BITS) of them: their sum is then the same in
+# any order, and is the sum of the distinct values times their counts.
+_DYADIC_BITS: Final = 24
+_DYADIC_SCALE: Final = float(2**_DYADIC_BITS)
+_EXACT_COUNT_MAX: Final = 2 ** (53 - _DYADIC_BITS)
+
+
+def _ordered_sum(values: list[float | int]) -> float | int:
+    """``py_sum(values)``; in one pass over the few distinct values when the sum is exact."""
+    if len(values) < _EXACT_COUNT_MAX:
+        counts = Counter(values)
+        if all(
+            0 <= v <= 1 and float(v * _DYADIC_SCALE).is_integer() for v in counts
+        ):
+            # Each product is exact (count < 2**29, value a multiple of 2**-24 in [0, 1]), and so
+            # is their sum, which fsum then returns as is.
+            return math.fsum(v * count for v, count in counts.items()) if values else 0
+    return py_sum(values)
 
 
 def _spread_across_runs(
@@ -368,7 +457,7 @@ class PySum:
 
 
 def py_sum(values: Iterable[float | int]) -> float | int:
-    """``sum(values)`` as CPython 3.12+ computes it (see :class:`PySum`)."""
+    """``sum(values)`` as CPython 3.12+ computes it (see :class:`PySum`, which this inlines)."""
     total = PySum()
     for value in values:
         total.add(value)
