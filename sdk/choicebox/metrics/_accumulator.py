@@ -35,7 +35,14 @@ from ._document import (
 from ._fields import _MISSING, TASK_INDEX_KEY, _lookup
 from ._gym import TaskMetrics, key_metrics
 from ._profile import GymProfile, perf_summary
-from ._records import RowRecord, failed, library_task, read_row
+from ._records import (
+    EXEMPLARS_PER_KIND,
+    RowRecord,
+    failed,
+    failure_kind,
+    library_task,
+    read_row,
+)
 from ._stats import CategoryStats, ConfidenceInterval, bootstrap_ci
 
 
@@ -126,7 +133,7 @@ class MetricsAccumulator:
         by: Sequence[str] = (),
         tasks: bool = True,
         reward_key: str = "reward",
-        max_exemplars: int = 3,
+        max_exemplars: int = EXEMPLARS_PER_KIND,
         resamples: int = 10_000,
         seed: int = 0,
     ) -> None:
@@ -280,13 +287,7 @@ class MetricsAccumulator:
             self.add_record(record)
 
     def _add_failure(self, record: RowRecord, index: int) -> None:
-        kind = record.failure or (
-            "error"
-            if record.error is not None
-            else "no_answer"
-            if record.extracted is None
-            else "wrong_answer"
-        )
+        kind = failure_kind(record)
         self._failures[kind] += 1
         if self._exemplar_counts[kind] < self._max_exemplars:
             self._exemplar_counts[kind] += 1
@@ -498,7 +499,7 @@ def category_breakdown(
 
 
 def failure_analysis(
-    rows: Iterable[Mapping[str, Any]], *, max_exemplars: int = 3
+    rows: Iterable[Mapping[str, Any]], *, max_exemplars: int = EXEMPLARS_PER_KIND
 ) -> dict[str, Any]:
     """``failure_analysis.json`` of ``rows``; ``problem_idx`` is ``_ng_task_index`` or position."""
     acc = MetricsAccumulator(tasks=False, max_exemplars=max_exemplars)
