@@ -73,6 +73,18 @@ class _ExactSum:
             x = hi
         partials[i:] = [x]
 
+    def add_many(self, x: float, times: int) -> None:
+        """``add(x)`` ``times`` times."""
+        if type(x) is float and x.is_integer() and abs(x) < _EXACT_INT_MAX and (
+            x or math.copysign(1.0, x) > 0
+        ):
+            self._count += times
+            self._integer += int(x) * times
+            self._integers = True
+            return
+        for _ in range(times):
+            self.add(x)
+
     @property
     def count(self) -> int:
         return self._count
@@ -179,6 +191,10 @@ def _highest_k(metrics: Mapping[str, Any], pattern: str, names: Sequence[str]) -
     return {key: metrics[key] for k, key in found if k == top}
 
 
+# Distinct component tuples counted before they are summed: memory stays flat in the rows.
+_DISTINCT_COMPONENTS_MAX: Final = 4096
+
+
 class TaskMetrics:
     """Rollouts grouped into tasks, kept as compactly as pass@k allows.
 
@@ -186,11 +202,15 @@ class TaskMetrics:
     as in the reference; tasks are reported in sorted key order.
     """
 
-    __slots__ = ("_component_names", "_component_sums", "_tasks")
+    __slots__ = ("_component_names", "_component_rows", "_component_sums", "_tasks")
 
     def __init__(self, component_names: Sequence[str] = ()) -> None:
         self._component_names = tuple(component_names)
         self._component_sums = [_ExactSum() for _ in self._component_names]
+        # Rows' components, counted by value: nearly every row's are one of a few tuples of 0.0
+        # and 1.0, so a row costs one count; the exact sums are order-blind, so they take each
+        # distinct tuple once with its count (when there are too many to keep, and at the end).
+        self._component_rows: Counter[tuple[float | int | None, ...]] = Counter()
         self._tasks: dict[int | str, _Task] = {}
 
     def add(
@@ -206,9 +226,19 @@ class TaskMetrics:
         if task is None:
             task = self._tasks[key] = _Task()
         task.add(reward, answer)
-        for i, value in enumerate(components):
-            if value is not None:
-                self._component_sums[i].add(value)
+        if components:
+            rows = self._component_rows
+            rows[tuple(components)] += 1
+            if len(rows) > _DISTINCT_COMPONENTS_MAX:
+                self._sum_components()
+
+    def _sum_components(self) -> None:
+        sums = self._component_sums
+        for components, times in self._component_rows.items():
+            for i, value in enumerate(components):
+                if value is not None:
+                    sums[i].add_many(value, times)
+        self._component_rows.clear()
 
     @property
     def n_rows(self) -> int:
@@ -227,6 +257,7 @@ class TaskMetrics:
             return {}
         out = {"mean/reward": math.fsum(r for t in self._tasks.values() for r in t.rewards)}
         out["mean/reward"] /= self.n_rows
+        self._sum_components()
         for name, total in zip(self._component_names, self._component_sums, strict=True):
             if total.count:
                 out[f"mean/{name}"] = total.mean()
@@ -323,38 +354,49 @@ def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
     """
     names = ("accuracy", "no_answer")
     max_k = max(len(t) for t in tasks)
-    memo: dict[str, tuple[_Columns, _Columns]] = {}
-    per_task: list[tuple[_Columns, _Columns]] = []
-    sizes = [0] * (max_k + 2)  # sizes[n]: tasks of n rollouts
+    # The distinct task forms, each task as the index of its form, and how many tasks each has.
+    forms: list[tuple[_Columns, _Columns]] = []
+    form_of: dict[str, int] = {}
+    order: list[int] = []
     for task in tasks:
         packed = task.packed
-        columns = memo.get(packed) if packed is not None else None
-        if columns is None:
-            columns = _task_columns(task.rewards, task.answers, max_k)
+        index = form_of.get(packed) if packed is not None else None
+        if index is None:
+            index = len(forms)
+            forms.append(_task_columns(task.rewards, task.answers, max_k))
             if packed is not None:
-                memo[packed] = columns
-        per_task.append(columns)
-        sizes[len(task)] += 1
-    # at_least[k]: tasks with k rollouts or more, the ones pass@k and the k-th run count.
-    at_least = [0] * (max_k + 2)
-    for k in range(max_k, 0, -1):
-        at_least[k] = at_least[k + 1] + sizes[k]
+                form_of[packed] = index
+        order.append(index)
+    tally = Counter(order)
+    counts = [tally[i] for i in range(len(forms))]
+
+    def total(by_form: list[float | int | None]) -> float | int:
+        """The sum over tasks, in task order, of their forms' values (``None``: not counted)."""
+        present = [(v, counts[i]) for i, v in enumerate(by_form) if v is not None]
+        exact = _exact_sum(present)
+        if exact is not None:
+            return exact
+        return py_sum([v for v in map(by_form.__getitem__, order) if v is not None])
 
     n_tasks = len(tasks)
     out: dict[str, Any] = {}
+    # at_least[k]: tasks with k rollouts or more, the ones pass@k and the k-th run count.
+    at_least = [sum(c for f, c in zip(forms, counts, strict=True) if len(f[0].run) >= k)
+                for k in range(max_k + 1)]
     for k in range(1, max_k + 1):
         for j, name in enumerate(names):
             if at_least[k]:
-                passing = _ordered_sum([c[j].passing[k - 1] for c in per_task if len(c[j].run) >= k])
+                passing = total([f[j].passing[k - 1] if len(f[j].run) >= k else None for f in forms])
                 out[f"pass@{k}/{name}"] = 100.0 * passing / at_least[k]
-            avg = _ordered_sum([c[j].avg[k - 1] for c in per_task])
+            avg = total([f[j].avg[k - 1] for f in forms])
             out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg / n_tasks
-            majority = _ordered_sum([c[j].majority[k - 1] for c in per_task])
+            majority = total([f[j].majority[k - 1] for f in forms])
             out[f"majority@{k}/{name}"] = 100.0 * majority / n_tasks
 
     per_run = {
         name: [
-            100.0 * _ordered_sum([c[j].run[i] for c in per_task if len(c[j].run) > i]) / at_least[i + 1]
+            100.0 * total([f[j].run[i] if len(f[j].run) > i else None for f in forms])
+            / at_least[i + 1]
             for i in range(max_k)
         ]
         for j, name in enumerate(names)
@@ -372,17 +414,16 @@ _DYADIC_SCALE: Final = float(2**_DYADIC_BITS)
 _EXACT_COUNT_MAX: Final = 2 ** (53 - _DYADIC_BITS)
 
 
-def _ordered_sum(values: list[float | int]) -> float | int:
-    """``py_sum(values)``; in one pass over the few distinct values when the sum is exact."""
-    if len(values) < _EXACT_COUNT_MAX:
-        counts = Counter(values)
-        if all(
-            0 <= v <= 1 and float(v * _DYADIC_SCALE).is_integer() for v in counts
-        ):
-            # Each product is exact (count < 2**29, value a multiple of 2**-24 in [0, 1]), and so
-            # is their sum, which fsum then returns as is.
-            return math.fsum(v * count for v, count in counts.items()) if values else 0
-    return py_sum(values)
+def _exact_sum(values: Sequence[tuple[float | int, int]]) -> float | int | None:
+    """The sum of each value times its count, when adding them up one by one in any order is
+    exact (so is what ``py_sum`` gives in task order); ``None`` when it may not be."""
+    if sum(count for _, count in values) >= _EXACT_COUNT_MAX:
+        return None
+    if not all(0 <= v <= 1 and float(v * _DYADIC_SCALE).is_integer() for v, _ in values):
+        return None
+    # Each product is exact (a count below 2**29 times a multiple of 2**-24 in [0, 1]), and so
+    # is their sum, which fsum then returns as is.
+    return math.fsum(v * count for v, count in values) if values else 0
 
 
 def _spread_across_runs(
@@ -457,8 +498,26 @@ class PySum:
 
 
 def py_sum(values: Iterable[float | int]) -> float | int:
-    """``sum(values)`` as CPython 3.12+ computes it (see :class:`PySum`, which this inlines)."""
-    total = PySum()
-    for value in values:
-        total.add(value)
-    return total.value()
+    """``sum(values)`` as CPython 3.12+ computes it: :class:`PySum`, inlined (a method call per
+    value would cost more than the addition)."""
+    items = iter(values)
+    exact = 0
+    for x in items:
+        if type(x) is not int:
+            hi: float | int = exact + x
+            break
+        exact += x
+    else:
+        return exact
+    lo = 0.0
+    for x in items:
+        if type(x) is float:
+            t = hi + x
+            if abs(hi) >= abs(x):
+                lo += (hi - t) + x
+            else:
+                lo += (x - t) + hi
+            hi = t
+        else:
+            hi += float(x)
+    return hi + lo if lo and math.isfinite(lo) else hi
