@@ -53,7 +53,7 @@ def register(commands: Any) -> None:
         metavar="N",
         type=positive_int,
         default=None,
-        help="grading processes (default: the number of CPUs; 1 grades in this process)",
+        help="grading processes: this one and N-1 workers (default: the number of CPUs)",
     )
     parser.add_argument(
         "--by",

@@ -255,8 +255,18 @@ class TaskMetrics:
         """``mean/reward`` and ``mean/<component>``, correctly rounded (no rows are kept)."""
         if not self._tasks:
             return {}
-        out = {"mean/reward": math.fsum(r for t in self._tasks.values() for r in t.rewards)}
-        out["mean/reward"] /= self.n_rows
+        # A packed task's rewards are 0.0 and 1.0: its ones are counted, not unpacked (fsum of
+        # the rest with that exact count is the fsum of all).
+        ones = 0
+        rest: list[float | int] = []
+        for task in self._tasks.values():
+            packed = task.packed
+            if packed is None:
+                rest.extend(task.rewards)
+            else:
+                ones += packed[0::2].count("1")
+        rest.append(float(ones))
+        out = {"mean/reward": math.fsum(rest) / self.n_rows}
         self._sum_components()
         for name, total in zip(self._component_names, self._component_sums, strict=True):
             if total.count:
