@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Generator, Iterator
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,9 @@ import orjson
 import pytest
 
 from choicebox._modes import COMPONENTS
-from choicebox.batch import Grader, grade_file, partial_path, sidecar_paths
+from choicebox.batch import Grader, _local, grade_file, partial_path, sidecar_paths
 from choicebox.batch._engine import _numbered_lines
-from choicebox.batch._files import Span
+from choicebox.batch._files import Span, input_spans
 from choicebox.batch._local import LocalRunner
 from choicebox.batch._pipeline import Graded, Job, Runner, grade_with
 from choicebox.batch._records import _task_key, record_of
@@ -322,3 +323,49 @@ assert "numpy" in sys.modules
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+class _NotBackYet(AsyncResult):  # type: ignore[type-arg]
+    """A pool's result that is never ready before it is asked for."""
+
+    def __init__(self, graded: Graded) -> None:  # no pool behind it
+        self._graded = graded
+
+    def ready(self) -> bool:
+        return False
+
+    def get(self, timeout: float | None = None) -> Graded:
+        return self._graded
+
+
+class _SlowPool:
+    """A pool whose results are back only once asked for: the busiest pool there is. What it
+    grades has no records, to tell it from what this process grades."""
+
+    def __init__(self, grader: Grader, source: Path) -> None:
+        self.grader, self.source, self.handed = grader, source, 0
+
+    def apply_async(self, _func: object, args: tuple[Span]) -> _NotBackYet:
+        (span,) = args
+        assert span.data == b"", "a worker reads its own bytes"
+        self.handed += 1
+        data = self.source.read_bytes()[span.offset : span.offset + span.nbytes]
+        output, _ = self.grader.grade_lines(_numbered_lines(data, span.first_line))
+        return _NotBackYet(Graded(output, None, [], span.nbytes))
+
+
+def test_this_process_grades_the_next_spans_while_the_pool_is_busy(tmp_path: Path) -> None:
+    source = _mixed_file(tmp_path, copies=3)
+    grader = Grader(by=BY)
+    with open(source, "rb") as handle:
+        spans = list(input_spans(handle, offset=0, first_line=1, size=2_000))
+    assert len(spans) > _local._PENDING_MAX + 4
+    pool = _SlowPool(grader, source)
+    graded = list(_local._share(pool, 1, grader, iter(spans)))
+    # Every span once, in input order, whoever graded it.
+    expected = [grader.grade_lines(_numbered_lines(s.data, s.first_line))[0] for s in spans]
+    assert [piece.data for piece in graded] == expected
+    assert [piece.nbytes for piece in graded] == [s.nbytes for s in spans]
+    here = [piece for piece in graded if piece.records]
+    assert 0 < len(here) < len(spans)
+    assert pool.handed == len(spans) - len(here)
