@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+import unittest.mock
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from choicebox.metrics import _gym
 from choicebox.metrics._gym import (
     _DISTINCT_COMPONENTS_MAX,
     PySum,
@@ -127,7 +129,9 @@ def test_packed_tasks_give_the_floats_of_the_one_by_one_loop(
     assert _same(_pass_majority(tasks), _reference(tasks))
 
 
-@given(st.lists(st.lists(st.one_of(_BINARY, _ANY), min_size=1, max_size=6), min_size=1, max_size=30))
+@given(
+    st.lists(st.lists(st.one_of(_BINARY, _ANY), min_size=1, max_size=6), min_size=1, max_size=30)
+)
 @settings(max_examples=150, deadline=None)
 def test_any_tasks_give_the_floats_of_the_one_by_one_loop(
     rollouts: list[list[tuple[float | int, Hashable | None]]],
@@ -136,10 +140,29 @@ def test_any_tasks_give_the_floats_of_the_one_by_one_loop(
     assert _same(_pass_majority(tasks), _reference(tasks))
 
 
+@given(
+    st.lists(st.lists(st.one_of(_BINARY, _ANY), min_size=1, max_size=5), min_size=1, max_size=30)
+)
+@settings(max_examples=100, deadline=None)
+def test_past_the_forms_kept_tasks_are_summed_one_by_one_to_the_same_floats(
+    rollouts: list[list[tuple[float | int, Hashable | None]]],
+) -> None:
+    tasks = _tasks(rollouts)
+    by_form = _pass_majority(tasks)
+    with unittest.mock.patch.object(_gym, "_FORMS_MAX", 0):  # every task is one too many
+        one_by_one = _pass_majority(tasks)
+    assert _same(one_by_one, by_form)
+    assert _same(one_by_one, _reference(tasks))
+
+
 def test_many_tasks_of_few_forms_sum_by_count_exactly_as_in_order() -> None:
     # Thousands of tasks of three rollouts: avg-of-3 sums thirds (not exact), pass@k sums
     # 1 - C(w, k)/C(3, k); the mix of forms is irregular so order matters to the last bit.
-    forms = [[(1.0, "A"), (0.0, None), (1.0, "B")], [(0.0, "C"), (0.0, "C"), (1.0, "A")], [(1.0, "A")]]
+    forms = [
+        [(1.0, "A"), (0.0, None), (1.0, "B")],
+        [(0.0, "C"), (0.0, "C"), (1.0, "A")],
+        [(1.0, "A")],
+    ]
     rollouts = [forms[(i * i + 3 * i) % 7 % 3] for i in range(3000)]
     tasks = _tasks(rollouts)
     assert _same(_pass_majority(tasks), _reference(tasks))

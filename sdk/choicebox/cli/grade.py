@@ -72,9 +72,9 @@ def register(commands: Any) -> None:
         choices=("local", "ray"),
         default="local",
         help=(
-            "local: this process or a pool of processes (default); ray: a Ray cluster, local or "
-            "the one RAY_ADDRESS names (pip install 'choicebox[ray]'); --workers is then the "
-            "number of grader actors"
+            "local: this process, alone or with a pool of processes (default); ray: a Ray "
+            "cluster, local or the one RAY_ADDRESS names (pip install 'choicebox[ray]'); "
+            "--workers is then the number of grader actors"
         ),
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")

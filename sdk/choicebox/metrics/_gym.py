@@ -53,9 +53,9 @@ class _ExactSum:
         if not math.isfinite(x):
             self._special += x
             return
-        if (
-            type(x) is float and x.is_integer() and abs(x) < _EXACT_INT_MAX and x != 0.0
-        ) or (type(x) is int and abs(x) < _EXACT_INT_MAX):
+        if (type(x) is float and x.is_integer() and abs(x) < _EXACT_INT_MAX and x != 0.0) or (
+            type(x) is int and abs(x) < _EXACT_INT_MAX
+        ):
             self._integer += int(x)
             self._integers = True
             return
@@ -75,8 +75,11 @@ class _ExactSum:
 
     def add_many(self, x: float, times: int) -> None:
         """``add(x)`` ``times`` times."""
-        if type(x) is float and x.is_integer() and abs(x) < _EXACT_INT_MAX and (
-            x or math.copysign(1.0, x) > 0
+        if (
+            type(x) is float
+            and x.is_integer()
+            and abs(x) < _EXACT_INT_MAX
+            and (x or math.copysign(1.0, x) > 0)
         ):
             self._count += times
             self._integer += int(x) * times
@@ -353,25 +356,65 @@ def _task_columns(
     return columns[0], columns[1]
 
 
+# Distinct task forms worked out once each, at most: past this many (a run of many tasks with
+# varied rewards and answers) the forms' values would cost more memory than the tasks
+# themselves, and tasks are summed one by one instead.
+_FORMS_MAX: Final = 4096
+
+# What is summed over tasks: per rollout k (0-based here) its value and its pass@k value, per
+# k its avg-of-k and majority@k values; for each of the two scores.
+_Sums = dict[tuple[str, int, int], float | int]
+
+
 def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
     """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
 
     Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
     reward) and ``no_answer`` (extracted answer is null). Every ``sum()`` there is summed here as
-    CPython 3.12+'s ``sum()`` (:func:`py_sum`), of the same values in the same order (task by
-    task in sorted task order), so the floats come out identical. Tasks of the same packed form
-    contribute the same values, so each form is worked out once.
+    CPython 3.12+'s ``sum()`` (:func:`py_sum`, :class:`PySum`), of the same values in the same
+    order (task by task in sorted task order), so the floats come out identical. Tasks of the
+    same packed form contribute the same values, so each form is worked out once while there
+    are few forms.
     """
     names = ("accuracy", "no_answer")
     max_k = max(len(t) for t in tasks)
-    # The distinct task forms, each task as the index of its form, and how many tasks each has.
+    at_least = [0] * (max_k + 2)  # at_least[k]: tasks with k rollouts or more
+    for task in tasks:
+        at_least[len(task)] += 1
+    for k in range(max_k, 0, -1):
+        at_least[k] += at_least[k + 1]
+    sums = _sums_by_form(tasks, max_k)
+    if sums is None:
+        sums = _sums_one_by_one(tasks, max_k)
+
+    n_tasks = len(tasks)
+    out: dict[str, Any] = {}
+    for k in range(1, max_k + 1):
+        for j, name in enumerate(names):
+            if at_least[k]:
+                out[f"pass@{k}/{name}"] = 100.0 * sums["pass", j, k - 1] / at_least[k]
+            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * sums["avg", j, k - 1] / n_tasks
+            out[f"majority@{k}/{name}"] = 100.0 * sums["majority", j, k - 1] / n_tasks
+    per_run = {
+        name: [100.0 * sums["run", j, i] / at_least[i + 1] for i in range(max_k)]
+        for j, name in enumerate(names)
+    }
+    out["per_sample_aggregate"] = per_run
+    out.update(_spread_across_runs(per_run, names, max_k))
+    return out
+
+
+def _sums_by_form(tasks: Sequence[_Task], max_k: int) -> _Sums | None:
+    """The sums, each form's values worked out once; ``None`` past ``_FORMS_MAX`` forms."""
     forms: list[tuple[_Columns, _Columns]] = []
     form_of: dict[str, int] = {}
-    order: list[int] = []
+    order: list[int] = []  # each task as the index of its form
     for task in tasks:
         packed = task.packed
         index = form_of.get(packed) if packed is not None else None
         if index is None:
+            if len(forms) == _FORMS_MAX:
+                return None
             index = len(forms)
             forms.append(_task_columns(task.rewards, task.answers, max_k))
             if packed is not None:
@@ -388,32 +431,35 @@ def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
             return exact
         return py_sum([v for v in map(by_form.__getitem__, order) if v is not None])
 
-    n_tasks = len(tasks)
-    out: dict[str, Any] = {}
-    # at_least[k]: tasks with k rollouts or more, the ones pass@k and the k-th run count.
-    at_least = [sum(c for f, c in zip(forms, counts, strict=True) if len(f[0].run) >= k)
-                for k in range(max_k + 1)]
-    for k in range(1, max_k + 1):
-        for j, name in enumerate(names):
-            if at_least[k]:
-                passing = total([f[j].passing[k - 1] if len(f[j].run) >= k else None for f in forms])
-                out[f"pass@{k}/{name}"] = 100.0 * passing / at_least[k]
-            avg = total([f[j].avg[k - 1] for f in forms])
-            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg / n_tasks
-            majority = total([f[j].majority[k - 1] for f in forms])
-            out[f"majority@{k}/{name}"] = 100.0 * majority / n_tasks
+    sums: _Sums = {}
+    for j in range(2):
+        for i in range(max_k):
+            sums["run", j, i] = total([f[j].run[i] if len(f[j].run) > i else None for f in forms])
+            sums["pass", j, i] = total(
+                [f[j].passing[i] if len(f[j].run) > i else None for f in forms]
+            )
+            sums["avg", j, i] = total([f[j].avg[i] for f in forms])
+            sums["majority", j, i] = total([f[j].majority[i] for f in forms])
+    return sums
 
-    per_run = {
-        name: [
-            100.0 * total([f[j].run[i] if len(f[j].run) > i else None for f in forms])
-            / at_least[i + 1]
-            for i in range(max_k)
-        ]
-        for j, name in enumerate(names)
+
+def _sums_one_by_one(tasks: Sequence[_Task], max_k: int) -> _Sums:
+    """The sums, every task's values added in task order (memory: one task's values)."""
+    totals = {
+        (kind, j, i): PySum()
+        for kind in ("run", "pass", "avg", "majority")
+        for j in range(2)
+        for i in range(max_k)
     }
-    out["per_sample_aggregate"] = per_run
-    out.update(_spread_across_runs(per_run, names, max_k))
-    return out
+    for task in tasks:
+        for j, column in enumerate(_task_columns(task.rewards, task.answers, max_k)):
+            for i, value in enumerate(column.run):
+                totals["run", j, i].add(value)
+                totals["pass", j, i].add(column.passing[i])
+            for i in range(max_k):
+                totals["avg", j, i].add(column.avg[i])
+                totals["majority", j, i].add(column.majority[i])
+    return {key: total.value() for key, total in totals.items()}
 
 
 # Values that are multiples of 2**-_DYADIC_BITS in [0, 1] add up exactly (no rounding at any
