@@ -359,7 +359,7 @@ def _task_columns(
 # Distinct task forms worked out once each, at most: past this many (a run of many tasks with
 # varied rewards and answers) the forms' values would cost more memory than the tasks
 # themselves, and tasks are summed one by one instead.
-_FORMS_MAX: Final = 4096
+_FORMS_MAX: Final = 1024
 
 # What is summed over tasks: per rollout k (0-based here) its value and its pass@k value, per
 # k its avg-of-k and majority@k values; for each of the two scores.
