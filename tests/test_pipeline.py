@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Generator, Iterator
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,9 @@ import orjson
 import pytest
 
 from choicebox._modes import COMPONENTS
-from choicebox.batch import Grader, grade_file, partial_path, sidecar_paths
+from choicebox.batch import Grader, _local, grade_file, partial_path, sidecar_paths
 from choicebox.batch._engine import _numbered_lines
-from choicebox.batch._files import Span
+from choicebox.batch._files import Span, input_spans
 from choicebox.batch._local import LocalRunner
 from choicebox.batch._pipeline import Graded, Job, Runner, grade_with
 from choicebox.batch._records import _task_key, record_of
@@ -29,11 +31,13 @@ from choicebox.metrics import (
     CategoryEntry,
     MetricsAccumulator,
     MetricsDocument,
+    RowRecord,
     RunSummary,
     aggregate_metrics,
     category_breakdown,
     failure_analysis,
 )
+from choicebox.metrics._records import EXEMPLARS_PER_KIND, failed, failure_kind
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"
@@ -188,6 +192,22 @@ def _graded_lines(grader: Grader, path: Path) -> tuple[list[bytes], list[Any]]:
     return data.splitlines(), records
 
 
+def _with_exemplar_previews_only(records: list[RowRecord]) -> list[RowRecord]:
+    """``records`` with a response preview only on the first failures of each kind, the ones
+    that can become exemplars: the only previews the grader's records carry."""
+    shown: Counter[str] = Counter()
+    out = []
+    for record in records:
+        if failed(record):
+            kind = failure_kind(record)
+            shown[kind] += 1
+            if shown[kind] > EXEMPLARS_PER_KIND:
+                out.append(record._replace(preview=""))
+                continue
+        out.append(record)
+    return out
+
+
 @pytest.mark.parametrize("mode", [None, "weighted_boxed"])
 def test_the_records_workers_send_are_the_records_read_off_the_written_rows(
     tmp_path: Path, rules: Path, mode: str | None
@@ -217,7 +237,7 @@ def test_the_records_workers_send_are_the_records_read_off_the_written_rows(
         written, records = _graded_lines(grader, path)
         assert len(written) == len(records)
         read_back = [record_of(orjson.loads(line), BY) for line in written]
-        assert read_back == records
+        assert records == _with_exemplar_previews_only(read_back)
         kinds |= {r.categories[1] for r in records if r.reward is not None and not r.masked}
         masked = [record for record in records if record.masked]
         assert [record.failure for record in masked] == (
@@ -303,3 +323,49 @@ assert "numpy" in sys.modules
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+class _NotBackYet(AsyncResult):  # type: ignore[type-arg]
+    """A pool's result that is never ready before it is asked for."""
+
+    def __init__(self, graded: Graded) -> None:  # no pool behind it
+        self._graded = graded
+
+    def ready(self) -> bool:
+        return False
+
+    def get(self, timeout: float | None = None) -> Graded:
+        return self._graded
+
+
+class _SlowPool:
+    """A pool whose results are back only once asked for: the busiest pool there is. What it
+    grades has no records, to tell it from what this process grades."""
+
+    def __init__(self, grader: Grader, source: Path) -> None:
+        self.grader, self.source, self.handed = grader, source, 0
+
+    def apply_async(self, _func: object, args: tuple[Span]) -> _NotBackYet:
+        (span,) = args
+        assert span.data == b"", "a worker reads its own bytes"
+        self.handed += 1
+        data = self.source.read_bytes()[span.offset : span.offset + span.nbytes]
+        output, _ = self.grader.grade_lines(_numbered_lines(data, span.first_line))
+        return _NotBackYet(Graded(output, None, [], span.nbytes))
+
+
+def test_this_process_grades_the_next_spans_while_the_pool_is_busy(tmp_path: Path) -> None:
+    source = _mixed_file(tmp_path, copies=3)
+    grader = Grader(by=BY)
+    with open(source, "rb") as handle:
+        spans = list(input_spans(handle, offset=0, first_line=1, size=2_000))
+    assert len(spans) > _local._PENDING_MAX + 4
+    pool = _SlowPool(grader, source)
+    graded = list(_local._share(pool, 1, grader, iter(spans)))
+    # Every span once, in input order, whoever graded it.
+    expected = [grader.grade_lines(_numbered_lines(s.data, s.first_line))[0] for s in spans]
+    assert [piece.data for piece in graded] == expected
+    assert [piece.nbytes for piece in graded] == [s.nbytes for s in spans]
+    here = [piece for piece in graded if piece.records]
+    assert 0 < len(here) < len(spans)
+    assert pool.handed == len(spans) - len(here)

@@ -1,7 +1,7 @@
 """Grading whole JSONL files: the engine under ``choicebox grade``, usable without argparse.
 
 ``Grader`` decodes, grades and encodes rows. One file pipeline (``_pipeline``) drives it through
-a runner: the local runner (``grade_file``: this process or a pool of workers) or Ray
+a runner: the local runner (``grade_file``: this process, alone or with a pool of workers) or Ray
 (``choicebox.batch.ray.grade_file_ray``, with the ``ray`` extra). A runner only turns spans of
 the input into graded bytes and records; reading, resuming, writing and counting are the
 pipeline's, so both write the same output file and the same metrics files.

@@ -4,6 +4,7 @@ workers, Ray and the server."""
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,12 @@ from choicebox._reader import RowReading, read_mcqa_row
 from choicebox._regex import DEFAULT_TIMEOUT
 from choicebox._rollout import response_text
 from choicebox.jsonl import raw_fields
+from choicebox.metrics._records import (
+    EXEMPLARS_PER_KIND,
+    failed,
+    failure_kind,
+    response_preview,
+)
 
 from ._records import RowRecord, record_of, record_of_verdict
 
@@ -117,10 +124,17 @@ class Grader:
         return row, verdict
 
     def grade_lines(self, lines: Iterable[tuple[int, bytes]]) -> tuple[bytes, list[RowRecord]]:
-        """The output lines (each newline-terminated) for numbered input lines, and their records."""
+        """The output lines (each newline-terminated) for numbered input lines, and their records.
+
+        A failed row's record carries its response preview only while it is among the first
+        ``EXEMPLARS_PER_KIND`` failures of its kind in ``lines``: the metrics keep no other
+        preview (the first exemplars of a run are the first of some span), and reading the
+        response again and shipping it back from a worker would cost more than the row's grading.
+        """
         parts: list[bytes] = []
         records: list[RowRecord] = []
         by = self._by
+        shown: Counter[str] = Counter()  # failures per kind whose record keeps its preview
         for line, raw in lines:
             graded = self._grade(line, raw)
             if isinstance(graded, dict):
@@ -131,7 +145,16 @@ class Grader:
                 if spliced is not None:
                     parts.append(spliced)
                     build = functools.partial(output_row, row, verdict)
-                    records.append(record_of_verdict(row, verdict, by, build))
+                    record = record_of_verdict(row, verdict, by, build, preview=False)
+                    if failed(record):
+                        kind = failure_kind(record)
+                        if shown[kind] < EXEMPLARS_PER_KIND:
+                            shown[kind] += 1
+                            if not record.masked:  # a masked row's record has its preview
+                                record = record._replace(preview=response_preview(row))
+                        elif record.preview:
+                            record = record._replace(preview="")
+                    records.append(record)
                     continue
                 out = output_row(row, verdict)
             try:
@@ -140,7 +163,14 @@ class Grader:
                 out = _error_row(line, f"cannot encode the graded row: {exc}", out.get("uuid"))
                 encoded = orjson.dumps(out)
             parts.append(encoded)
-            records.append(record_of(out, by))
+            record = record_of(out, by)
+            if failed(record):
+                kind = failure_kind(record)
+                if shown[kind] < EXEMPLARS_PER_KIND:
+                    shown[kind] += 1
+                elif record.preview:
+                    record = record._replace(preview="")
+            records.append(record)
         parts.append(b"")
         return b"\n".join(parts), records
 

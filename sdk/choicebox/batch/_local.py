@@ -1,4 +1,4 @@
-"""The local runner: grades spans in this process or a pool of worker processes."""
+"""The local runner: grades spans in this process, with a pool of worker processes or alone."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import threading
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any, Final
 
@@ -18,17 +21,23 @@ from ._engine import Grader, _numbered_lines
 from ._files import Span
 from ._pipeline import CHUNK_BYTES, BatchResult, Graded, Job, Progress, grade_with
 
-# Spans handed to the pool but not yet written, per worker: enough to keep every worker busy,
-# few enough that a fast reader never buffers the file in memory.
-_IN_FLIGHT_PER_WORKER: Final = 4
+# Spans handed out but not yet written: enough that the workers never wait for work and that
+# this process has spans of its own to grade while a worker starts up (a second or so of input),
+# few enough (about a megabyte each) that memory stays small however large the input is.
+_PENDING_MAX: Final = 16
+# Spans queued per pool worker, so that it starts the next as soon as it hands one back.
+_QUEUED_PER_WORKER: Final = 2
 
 
 @attrs.frozen
 class LocalRunner:
-    """Grades in this process (``workers <= 1``) or in a pool of ``workers`` processes.
+    """Grades in ``workers`` processes: this one, and a pool of ``workers - 1`` more.
 
-    Workers read their spans of the input themselves and write their output to files that are
-    moved into the output: bulk bytes never cross the pipes, which move large messages slowly.
+    This process grades a span itself whenever the oldest span handed to the pool is not back
+    yet: it has imported everything and built its modes already, so it grades from the start
+    while the workers start up, and what it grades crosses no pipe. Pool workers read their
+    spans of the input themselves and write their output to files that are moved into the
+    output: bulk bytes never cross the pipes, which move large messages slowly.
     """
 
     workers: int
@@ -36,35 +45,81 @@ class LocalRunner:
     def grade(self, job: Job, spans: Iterator[Span]) -> Generator[Graded, None, None]:
         scratch = job.scratch
         shutil.rmtree(scratch, ignore_errors=True)  # left by a run that was killed
+        grader = job.grader()
         ahead = list(itertools.islice(spans, 2))
         if self.workers <= 1 or len(ahead) < 2:
-            # A file of one span is graded here too: a pool (each worker importing choicebox and
-            # building its modes) costs more than grading a span.
-            grader = job.grader()
+            # A file of one span is graded here alone: a pool (each worker importing choicebox
+            # and building its modes) costs more than grading a span.
             for span in itertools.chain(ahead, spans):
-                data, records = grader.grade_lines(_numbered_lines(span.data, span.first_line))
-                yield Graded(data, None, records, span.nbytes)
+                yield _grade_here(grader, span)
             return
         spans = itertools.chain(ahead, spans)
-        throttle = _Throttle(self.workers * _IN_FLIGHT_PER_WORKER)
         scratch.mkdir()
-        # forkserver, not fork: a process that already runs threads (a Ray driver, a web server,
-        # a notebook) must not be forked mid-lock; workers start from a clean single-threaded
-        # server.
-        pool = multiprocessing.get_context("forkserver").Pool(
-            self.workers, initializer=_init_worker, initargs=(job,)
+        pool = multiprocessing.get_context(_start_method()).Pool(
+            self.workers - 1, initializer=_init_worker, initargs=(job,)
         )
         try:
-            ranges = (span._replace(data=b"") for span in spans)  # workers read their own
-            for graded in pool.imap(_work, throttle.feed(ranges)):
-                throttle.done_one()
-                yield graded
+            yield from _share(pool, self.workers - 1, grader, spans)
             pool.close()
         finally:
-            throttle.stop()
             pool.terminate()
             pool.join()
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _start_method() -> str:
+    """How pool workers start: forked, when this process runs no other thread (``choicebox
+    grade``); a worker then starts in milliseconds with choicebox imported, instead of importing
+    it anew for a fifth of a second or more. A process that runs threads (a Ray driver, a web
+    server, a notebook) must not be forked mid-lock, and macOS forbids forking some of its
+    frameworks: their workers start from a clean single-threaded forkserver."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "forkserver"
+
+
+def _grade_here(grader: Grader, span: Span) -> Graded:
+    data, records = grader.grade_lines(_numbered_lines(span.data, span.first_line))
+    return Graded(data, None, records, span.nbytes)
+
+
+def _share(
+    pool: Any, pool_size: int, grader: Grader, spans: Iterator[Span]
+) -> Generator[Graded, None, None]:
+    """The graded ``spans`` in order, graded by ``pool`` and, while it is busy, here."""
+    pending: deque[AsyncResult[Graded] | Graded] = deque()  # in input order
+    in_pool = 0
+    more = True
+    while True:
+        while more and in_pool < pool_size * _QUEUED_PER_WORKER and len(pending) < _PENDING_MAX:
+            span = next(spans, None)
+            if span is None:
+                more = False
+                break
+            # Workers read their own bytes: only the span's place crosses the pipe.
+            pending.append(pool.apply_async(_work, (span._replace(data=b""),)))
+            in_pool += 1
+        if not pending:
+            return
+        head = pending[0]
+        if (
+            isinstance(head, AsyncResult)
+            and not head.ready()
+            and more
+            and len(pending) < _PENDING_MAX
+        ):
+            # The oldest span is still in a worker: grade the next one here meanwhile.
+            span = next(spans, None)
+            if span is not None:
+                pending.append(_grade_here(grader, span))
+                continue
+            more = False
+        pending.popleft()
+        if isinstance(head, AsyncResult):
+            in_pool -= 1
+            yield head.get()
+        else:
+            yield head
 
 
 class _Worker:
@@ -100,27 +155,6 @@ def _work(span: Span) -> Graded:
     return _WORKER.grade(span)
 
 
-class _Throttle:
-    """Bounds the spans a pool's feeder thread may take ahead of the writer (imap reads eagerly)."""
-
-    def __init__(self, limit: int) -> None:
-        self._slots = threading.Semaphore(limit)
-        self._stop = threading.Event()
-
-    def feed(self, spans: Iterable[Span]) -> Iterator[Span]:
-        for span in spans:
-            while not self._slots.acquire(timeout=0.1):
-                if self._stop.is_set():
-                    return
-            yield span
-
-    def done_one(self) -> None:
-        self._slots.release()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-
 def grade_file(
     input_path: str | Path,
     output_path: str | Path | None = None,
@@ -136,7 +170,7 @@ def grade_file(
 ) -> BatchResult:
     """Grade every row of ``input_path`` into ``output_path`` and write the metrics beside it.
 
-    ``workers`` processes grade (default: one per CPU; 1 grades in this process). Raises
+    ``workers`` processes grade (default: one per CPU): this one and ``workers - 1`` more. Raises
     ``BatchError`` when the input is missing or a ``.partial`` does not fit it,
     ``UnknownModeError`` for an unknown ``mode`` and ``RuleFileError`` for a bad rule file;
     row problems never raise, they become error rows. On ``KeyboardInterrupt`` the ``.partial``

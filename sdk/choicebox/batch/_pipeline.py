@@ -1,11 +1,12 @@
 """The file pipeline every runner shares: resume, feed spans, append graded output, count, finish.
 
 A runner only turns spans of the input into graded output (bytes and records), in input order:
-the local runner in this process or a pool of workers, the Ray runner on a Ray cluster. Everything
-else is done here, once: ``OUTPUT.partial`` is opened (and, with ``resume``, its complete rows
-counted and its torn tail cut off), the input is read in spans from where the partial file ends,
-the runner's output is appended in order and its records counted, and at the end the metrics
-files are written and the partial file is renamed to ``OUTPUT``.
+the local runner in this process (alone or with a pool of workers), the Ray runner on a Ray
+cluster. Everything else is done here, once: ``OUTPUT.partial`` is opened (and, with
+``resume``, its complete rows counted and its torn tail cut off), the input is read in spans
+from where the partial file ends, the runner's output is appended in order and its records
+counted, and at the end the metrics files are written and the partial file is renamed to
+``OUTPUT``.
 """
 
 from __future__ import annotations

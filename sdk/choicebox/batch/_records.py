@@ -78,12 +78,16 @@ def record_of_verdict(
     verdict: Verdict,
     by: Sequence[str],
     output_row: Callable[[], Mapping[str, Any]],
+    *,
+    preview: bool = True,
 ) -> RowRecord:
     """``record_of(output_row(), by)``, read off the input ``row`` and its verdict instead: the
     grader writes most rows as their input's bytes plus the verdict's fields, and building and
     reading the output row only to count it would double the cost of counting.
 
-    ``output_row`` is called only when a ``by`` field is one the verdict writes.
+    ``output_row`` is called only when a ``by`` field is one the verdict writes. Without
+    ``preview`` a failed row's record has no response preview (it costs a second read of the
+    response); a masked row's always has one.
     """
     reward = verdict.reward
     if row.get("mask_sample"):  # the rollout itself failed: the verdict is no measurement
@@ -98,10 +102,11 @@ def record_of_verdict(
         else:
             categories = tuple([category_of(row, field) for field in by])
     failure: str | None = None
-    preview = ""
+    shown = ""
     if not reward >= 1:  # failed, as the metrics read it (NaN included)
         failure = verdict.failure or None
-        preview = response_preview(row)
+        if preview:
+            shown = response_preview(row)
     return RowRecord(
         None,
         None if uuid is None else str(uuid),
@@ -110,6 +115,6 @@ def record_of_verdict(
         verdict.extracted_answer,
         tuple([components.get(name) for name in COMPONENTS]),
         failure,
-        preview,
+        shown,
         categories,
     )

@@ -53,7 +53,7 @@ def register(commands: Any) -> None:
         metavar="N",
         type=positive_int,
         default=None,
-        help="grading processes (default: the number of CPUs; 1 grades in this process)",
+        help="grading processes: this one and N-1 workers (default: the number of CPUs)",
     )
     parser.add_argument(
         "--by",
@@ -72,9 +72,9 @@ def register(commands: Any) -> None:
         choices=("local", "ray"),
         default="local",
         help=(
-            "local: this process or a pool of processes (default); ray: a Ray cluster, local or "
-            "the one RAY_ADDRESS names (pip install 'choicebox[ray]'); --workers is then the "
-            "number of grader actors"
+            "local: this process, alone or with a pool of processes (default); ray: a Ray "
+            "cluster, local or the one RAY_ADDRESS names (pip install 'choicebox[ray]'); "
+            "--workers is then the number of grader actors"
         ),
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")

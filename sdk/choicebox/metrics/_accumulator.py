@@ -35,7 +35,13 @@ from ._document import (
 from ._fields import _MISSING, TASK_INDEX_KEY, _lookup
 from ._gym import TaskMetrics, key_metrics
 from ._profile import GymProfile, perf_summary
-from ._records import RowRecord, failed, library_task, read_row
+from ._records import (
+    EXEMPLARS_PER_KIND,
+    RowRecord,
+    failure_kind,
+    library_task,
+    read_row,
+)
 from ._stats import CategoryStats, ConfidenceInterval, bootstrap_ci
 
 
@@ -126,7 +132,7 @@ class MetricsAccumulator:
         by: Sequence[str] = (),
         tasks: bool = True,
         reward_key: str = "reward",
-        max_exemplars: int = 3,
+        max_exemplars: int = EXEMPLARS_PER_KIND,
         resamples: int = 10_000,
         seed: int = 0,
     ) -> None:
@@ -239,54 +245,54 @@ class MetricsAccumulator:
         self._add(record)
 
     def _add(self, record: RowRecord) -> None:
-        reward = record.reward
+        # Once per row of every run: the record's fields read once, `failed` inlined.
+        error, _, task, reward, extracted, components, _, _, categories, masked = record
         tasks = self._tasks
-        if record.masked:
+        if masked:
             self._rows += 1
             self._masked += 1
-            if record.error is not None:
+            if error is not None:
                 self._errors += 1
-            if record.task is not None:
-                self._masked_tasks.add(record.task)
+            if task is not None:
+                self._masked_tasks.add(task)
             self._add_failure(record, self._rows - 1)
             return
         if reward is None:
-            if record.error is None and self._need_reward:
+            if error is None and self._need_reward:
                 raise MetricsError(f"row has no numeric {self._reward_key!r}")
-        elif tasks is not None and record.task is None:
+        elif tasks is not None and task is None:
             raise MetricsError(_NO_TASK)
         index = self._rows
         self._rows = index + 1
-        if record.error is not None:
+        if error is not None:
             self._errors += 1
         if reward is not None:
             self._graded += 1
             if tasks is not None:
-                assert record.task is not None  # checked above, before anything was counted
-                tasks.add(record.task, reward, record.extracted, record.components)
+                assert task is not None  # checked above, before anything was counted
+                tasks.add(task, reward, extracted, components)
             self._rewards.add(reward)
-            if record.extracted is None:
+            if extracted is None:
                 self._no_answer += 1
-            for tally, category in zip(self._tallies, record.categories, strict=True):
-                scores = tally.get(category)
-                if scores is None:
-                    scores = tally[category] = _Scores()
-                scores.add(reward)
-        if failed(record):
-            self._add_failure(record, index)
+            if self._tallies:
+                for tally, category in zip(self._tallies, categories, strict=True):
+                    scores = tally.get(category)
+                    if scores is None:
+                        scores = tally[category] = _Scores()
+                    scores.add(reward)
+            if error is None and reward >= 1:
+                return
+        self._add_failure(record, index)  # failed: an error, no reward or less than 1 (NaN too)
 
     def add_records(self, records: Iterable[RowRecord]) -> None:
+        if self._profile is not None:
+            raise MetricsError("a profiling accumulator takes rows (add), not records")
+        add = self._add
         for record in records:
-            self.add_record(record)
+            add(record)
 
     def _add_failure(self, record: RowRecord, index: int) -> None:
-        kind = record.failure or (
-            "error"
-            if record.error is not None
-            else "no_answer"
-            if record.extracted is None
-            else "wrong_answer"
-        )
+        kind = failure_kind(record)
         self._failures[kind] += 1
         if self._exemplar_counts[kind] < self._max_exemplars:
             self._exemplar_counts[kind] += 1
@@ -498,7 +504,7 @@ def category_breakdown(
 
 
 def failure_analysis(
-    rows: Iterable[Mapping[str, Any]], *, max_exemplars: int = 3
+    rows: Iterable[Mapping[str, Any]], *, max_exemplars: int = EXEMPLARS_PER_KIND
 ) -> dict[str, Any]:
     """``failure_analysis.json`` of ``rows``; ``problem_idx`` is ``_ng_task_index`` or position."""
     acc = MetricsAccumulator(tasks=False, max_exemplars=max_exemplars)

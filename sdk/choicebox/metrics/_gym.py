@@ -14,7 +14,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ._stats import _pass_ratio_complement
 
@@ -22,20 +22,42 @@ from ._stats import _pass_ratio_complement
 _STAT_SUFFIXES: Final = ("std_dev_across_runs", "std_err_across_runs", "avg_sample_std_dev")
 
 
-class _ExactSum:
-    """Streaming correctly rounded sum (Shewchuk's partials, what ``math.fsum`` does inside)."""
+# Integer-valued summands below this magnitude are summed as Python ints: exactly, in C.
+_EXACT_INT_MAX: Final = float(2**53)
 
-    __slots__ = ("_count", "_partials", "_special")
+
+class _ExactSum:
+    """Streaming correctly rounded sum (Shewchuk's partials, what ``math.fsum`` does inside).
+
+    Reward components are nearly always 0.0 or 1.0: integer-valued summands are added up as an
+    exact Python int instead of through the partials (one C addition instead of a Python loop
+    per row). The exact total is the same either way, so the correctly rounded mean is too.
+    """
+
+    __slots__ = ("_count", "_integer", "_integers", "_partials", "_special")
 
     def __init__(self) -> None:
         self._partials: list[float] = []
         self._special = 0.0  # inf/nan would poison the partials; they are summed on the side
         self._count = 0
+        self._integer = 0  # the exact sum of the integer-valued summands
+        self._integers = False  # whether there were any (a lone -0.0 must stay -0.0)
 
     def add(self, x: float) -> None:
         self._count += 1
+        # -0.0 takes the partials: only they keep the sign of a sum of negative zeros.
+        if (x == 1.0 or (x == 0.0 and math.copysign(1.0, x) > 0)) and type(x) is float:
+            self._integer += x == 1.0
+            self._integers = True
+            return
         if not math.isfinite(x):
             self._special += x
+            return
+        if (type(x) is float and x.is_integer() and abs(x) < _EXACT_INT_MAX and x != 0.0) or (
+            type(x) is int and abs(x) < _EXACT_INT_MAX
+        ):
+            self._integer += int(x)
+            self._integers = True
             return
         i = 0
         partials = self._partials
@@ -51,12 +73,36 @@ class _ExactSum:
             x = hi
         partials[i:] = [x]
 
+    def add_many(self, x: float, times: int) -> None:
+        """``add(x)`` ``times`` times."""
+        if (
+            type(x) is float
+            and x.is_integer()
+            and abs(x) < _EXACT_INT_MAX
+            and (x or math.copysign(1.0, x) > 0)
+        ):
+            self._count += times
+            self._integer += int(x) * times
+            self._integers = True
+            return
+        for _ in range(times):
+            self.add(x)
+
     @property
     def count(self) -> int:
         return self._count
 
     def mean(self) -> float:
-        total = math.fsum(self._partials)
+        terms = list(self._partials)
+        if self._integers:
+            # The int as exact floats (more than one only past 2**53): fsum then rounds once.
+            rest = self._integer
+            terms.append(float(rest))
+            rest -= int(terms[-1])
+            while rest:
+                terms.append(float(rest))
+                rest -= int(terms[-1])
+        total = math.fsum(terms)
         if self._special:
             total += self._special
         return total / self._count
@@ -114,6 +160,11 @@ class _Task:
     def answers(self) -> list[Hashable | None]:
         return self._answers if self._packed is None else self._unpacked()[1]
 
+    @property
+    def packed(self) -> str | None:
+        """The packed form (it says everything about the task), or ``None`` once unpacked."""
+        return self._packed
+
     def __len__(self) -> int:
         return len(self._rewards) if self._packed is None else len(self._packed) // 2
 
@@ -143,6 +194,10 @@ def _highest_k(metrics: Mapping[str, Any], pattern: str, names: Sequence[str]) -
     return {key: metrics[key] for k, key in found if k == top}
 
 
+# Distinct component tuples counted before they are summed: memory stays flat in the rows.
+_DISTINCT_COMPONENTS_MAX: Final = 4096
+
+
 class TaskMetrics:
     """Rollouts grouped into tasks, kept as compactly as pass@k allows.
 
@@ -150,11 +205,15 @@ class TaskMetrics:
     as in the reference; tasks are reported in sorted key order.
     """
 
-    __slots__ = ("_component_names", "_component_sums", "_tasks")
+    __slots__ = ("_component_names", "_component_rows", "_component_sums", "_tasks")
 
     def __init__(self, component_names: Sequence[str] = ()) -> None:
         self._component_names = tuple(component_names)
         self._component_sums = [_ExactSum() for _ in self._component_names]
+        # Rows' components, counted by value: nearly every row's are one of a few tuples of 0.0
+        # and 1.0, so a row costs one count; the exact sums are order-blind, so they take each
+        # distinct tuple once with its count (when there are too many to keep, and at the end).
+        self._component_rows: Counter[tuple[float | int | None, ...]] = Counter()
         self._tasks: dict[int | str, _Task] = {}
 
     def add(
@@ -170,9 +229,19 @@ class TaskMetrics:
         if task is None:
             task = self._tasks[key] = _Task()
         task.add(reward, answer)
-        for i, value in enumerate(components):
-            if value is not None:
-                self._component_sums[i].add(value)
+        if components:
+            rows = self._component_rows
+            rows[tuple(components)] += 1
+            if len(rows) > _DISTINCT_COMPONENTS_MAX:
+                self._sum_components()
+
+    def _sum_components(self) -> None:
+        sums = self._component_sums
+        for components, times in self._component_rows.items():
+            for i, value in enumerate(components):
+                if value is not None:
+                    sums[i].add_many(value, times)
+        self._component_rows.clear()
 
     @property
     def n_rows(self) -> int:
@@ -189,8 +258,19 @@ class TaskMetrics:
         """``mean/reward`` and ``mean/<component>``, correctly rounded (no rows are kept)."""
         if not self._tasks:
             return {}
-        out = {"mean/reward": math.fsum(r for t in self._tasks.values() for r in t.rewards)}
-        out["mean/reward"] /= self.n_rows
+        # A packed task's rewards are 0.0 and 1.0: its ones are counted, not unpacked (fsum of
+        # the rest with that exact count is the fsum of all).
+        ones = 0
+        rest: list[float | int] = []
+        for task in self._tasks.values():
+            packed = task.packed
+            if packed is None:
+                rest.extend(task.rewards)
+            else:
+                ones += packed[0::2].count("1")
+        rest.append(float(ones))
+        out = {"mean/reward": math.fsum(rest) / self.n_rows}
+        self._sum_components()
         for name, total in zip(self._component_names, self._component_sums, strict=True):
             if total.count:
                 out[f"mean/{name}"] = total.mean()
@@ -218,82 +298,188 @@ def key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
     return key
 
 
+class _Columns(NamedTuple):
+    """One task's contributions to the sums of one score: per rollout k (1-based) its value (the
+    per-run sums) and its pass@k value, and per k up to the largest task its avg-of-k and
+    majority@k values."""
+
+    run: list[float | int]
+    passing: list[float | int]
+    avg: list[float | int]
+    majority: list[float | int]
+
+
+def _task_columns(
+    rewards: Sequence[float | int], answers: Sequence[Hashable | None], max_k: int
+) -> tuple[_Columns, _Columns]:
+    """A task's contributions for ``accuracy`` (its rewards) and ``no_answer``, as the reference
+    computes them rollout by rollout."""
+    n = len(rewards)
+    no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
+    columns = []
+    for vals in (rewards, no_answer):
+        binary = all(v in (0, 1) for v in vals)
+        n_wrong = sum(1 for v in vals if not v) if binary else 0
+        # A sum of 0s and 1s is exact however it is added up: only other values need
+        # CPython's compensated sum to come out as Gym's.
+        prefix = None if binary else PySum()
+        exact_prefix: float | int = 0
+        running_max: float | int = -math.inf
+        votes: Counter[tuple[Hashable, float | int]] = Counter()
+        avg: float = 0.0
+        majority: float | int = 0
+        column = _Columns([], [], [], [])
+        for k in range(1, max_k + 1):
+            if k <= n:
+                v = vals[k - 1]
+                if prefix is None:
+                    exact_prefix += v
+                    avg = (0 + exact_prefix) / k
+                else:
+                    prefix.add(v)
+                    avg = prefix.value() / k
+                running_max = max(running_max, v)
+                answer = answers[k - 1]
+                if answer is not None:
+                    votes[(answer, v)] += 1
+                    majority = _majority_value(votes)
+                column.run.append(v)
+                # pass@k skips tasks with fewer than k rollouts.
+                column.passing.append(
+                    _pass_ratio_complement(n, n_wrong, k) if binary else running_max
+                )
+            # avg-of-k and majority@k use whatever of the first k rollouts exist, so past n
+            # they repeat the task's last values.
+            column.avg.append(avg)
+            column.majority.append(majority)
+        columns.append(column)
+    return columns[0], columns[1]
+
+
+# Distinct task forms worked out once each, at most: past this many (a run of many tasks with
+# varied rewards and answers) the forms' values would cost more memory than the tasks
+# themselves, and tasks are summed one by one instead.
+_FORMS_MAX: Final = 1024
+
+# What is summed over tasks: per rollout k (0-based here) its value and its pass@k value, per
+# k its avg-of-k and majority@k values; for each of the two scores.
+_Sums = dict[tuple[str, int, int], float | int]
+
+
 def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
     """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
 
     Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
-    reward) and ``no_answer`` (extracted answer is null). Every ``sum()`` there is a
-    :class:`PySum` here, fed the same values in the same order (task by task in sorted task
-    order), so the floats come out identical.
+    reward) and ``no_answer`` (extracted answer is null). Every ``sum()`` there is summed here as
+    CPython 3.12+'s ``sum()`` (:func:`py_sum`, :class:`PySum`), of the same values in the same
+    order (task by task in sorted task order), so the floats come out identical. Tasks of the
+    same packed form contribute the same values, so each form is worked out once while there
+    are few forms.
     """
     names = ("accuracy", "no_answer")
     max_k = max(len(t) for t in tasks)
-    # One sum per (k, name, aggregate), filled task by task as the reference's lists are.
-    pass_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
-    pass_cnt = [[0, 0] for _ in range(max_k + 1)]
-    avg_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
-    maj_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
-    run_sum = [[PySum(), PySum()] for _ in range(max_k)]
-    run_cnt = [0] * max_k
-
+    at_least = [0] * (max_k + 2)  # at_least[k]: tasks with k rollouts or more
     for task in tasks:
-        n = len(task)
-        answers = task.answers
-        no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
-        scores: tuple[Sequence[float | int], ...] = (task.rewards, no_answer)
-        for j, vals in enumerate(scores):
-            binary = all(v in (0, 1) for v in vals)
-            n_wrong = sum(1 for v in vals if not v) if binary else 0
-            # A sum of 0s and 1s is exact however it is added up: only other values need
-            # CPython's compensated sum to come out as Gym's.
-            prefix = None if binary else PySum()
-            exact_prefix: float | int = 0
-            running_max: float | int = -math.inf
-            votes: Counter[tuple[Hashable, float | int]] = Counter()
-            avg: float = 0.0
-            majority: float | int = 0
-            for k in range(1, max_k + 1):
-                if k <= n:
-                    v = vals[k - 1]
-                    if prefix is None:
-                        exact_prefix += v
-                        avg = (0 + exact_prefix) / k
-                    else:
-                        prefix.add(v)
-                        avg = prefix.value() / k
-                    running_max = max(running_max, v)
-                    answer = answers[k - 1]
-                    if answer is not None:
-                        votes[(answer, v)] += 1
-                        majority = _majority_value(votes)
-                    run_sum[k - 1][j].add(v)
-                    if j == 0:
-                        run_cnt[k - 1] += 1
-                    # pass@k skips tasks with fewer than k rollouts.
-                    pass_value = _pass_ratio_complement(n, n_wrong, k) if binary else running_max
-                    pass_sum[k][j].add(pass_value)
-                    pass_cnt[k][j] += 1
-                # avg-of-k and majority@k use whatever of the first k rollouts exist, so
-                # past n they repeat the task's last values.
-                avg_sum[k][j].add(avg)
-                maj_sum[k][j].add(majority)
+        at_least[len(task)] += 1
+    for k in range(max_k, 0, -1):
+        at_least[k] += at_least[k + 1]
+    sums = _sums_by_form(tasks, max_k)
+    if sums is None:
+        sums = _sums_one_by_one(tasks, max_k)
 
     n_tasks = len(tasks)
     out: dict[str, Any] = {}
     for k in range(1, max_k + 1):
         for j, name in enumerate(names):
-            if pass_cnt[k][j]:
-                out[f"pass@{k}/{name}"] = 100.0 * pass_sum[k][j].value() / pass_cnt[k][j]
-            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * avg_sum[k][j].value() / n_tasks
-            out[f"majority@{k}/{name}"] = 100.0 * maj_sum[k][j].value() / n_tasks
-
+            if at_least[k]:
+                out[f"pass@{k}/{name}"] = 100.0 * sums["pass", j, k - 1] / at_least[k]
+            out[f"pass@1[avg-of-{k}]/{name}"] = 100.0 * sums["avg", j, k - 1] / n_tasks
+            out[f"majority@{k}/{name}"] = 100.0 * sums["majority", j, k - 1] / n_tasks
     per_run = {
-        name: [100.0 * run_sum[i][j].value() / run_cnt[i] for i in range(max_k)]
+        name: [100.0 * sums["run", j, i] / at_least[i + 1] for i in range(max_k)]
         for j, name in enumerate(names)
     }
     out["per_sample_aggregate"] = per_run
     out.update(_spread_across_runs(per_run, names, max_k))
     return out
+
+
+def _sums_by_form(tasks: Sequence[_Task], max_k: int) -> _Sums | None:
+    """The sums, each form's values worked out once; ``None`` past ``_FORMS_MAX`` forms."""
+    forms: list[tuple[_Columns, _Columns]] = []
+    form_of: dict[str, int] = {}
+    order: list[int] = []  # each task as the index of its form
+    for task in tasks:
+        packed = task.packed
+        index = form_of.get(packed) if packed is not None else None
+        if index is None:
+            if len(forms) == _FORMS_MAX:
+                return None
+            index = len(forms)
+            forms.append(_task_columns(task.rewards, task.answers, max_k))
+            if packed is not None:
+                form_of[packed] = index
+        order.append(index)
+    tally = Counter(order)
+    counts = [tally[i] for i in range(len(forms))]
+
+    def total(by_form: list[float | int | None]) -> float | int:
+        """The sum over tasks, in task order, of their forms' values (``None``: not counted)."""
+        present = [(v, counts[i]) for i, v in enumerate(by_form) if v is not None]
+        exact = _exact_sum(present)
+        if exact is not None:
+            return exact
+        return py_sum([v for v in map(by_form.__getitem__, order) if v is not None])
+
+    sums: _Sums = {}
+    for j in range(2):
+        for i in range(max_k):
+            sums["run", j, i] = total([f[j].run[i] if len(f[j].run) > i else None for f in forms])
+            sums["pass", j, i] = total(
+                [f[j].passing[i] if len(f[j].run) > i else None for f in forms]
+            )
+            sums["avg", j, i] = total([f[j].avg[i] for f in forms])
+            sums["majority", j, i] = total([f[j].majority[i] for f in forms])
+    return sums
+
+
+def _sums_one_by_one(tasks: Sequence[_Task], max_k: int) -> _Sums:
+    """The sums, every task's values added in task order (memory: one task's values)."""
+    totals = {
+        (kind, j, i): PySum()
+        for kind in ("run", "pass", "avg", "majority")
+        for j in range(2)
+        for i in range(max_k)
+    }
+    for task in tasks:
+        for j, column in enumerate(_task_columns(task.rewards, task.answers, max_k)):
+            for i, value in enumerate(column.run):
+                totals["run", j, i].add(value)
+                totals["pass", j, i].add(column.passing[i])
+            for i in range(max_k):
+                totals["avg", j, i].add(column.avg[i])
+                totals["majority", j, i].add(column.majority[i])
+    return {key: total.value() for key, total in totals.items()}
+
+
+# Values that are multiples of 2**-_DYADIC_BITS in [0, 1] add up exactly (no rounding at any
+# step) while there are fewer than 2**(53 - _DYADIC_BITS) of them: their sum is then the same in
+# any order, and is the sum of the distinct values times their counts.
+_DYADIC_BITS: Final = 24
+_DYADIC_SCALE: Final = float(2**_DYADIC_BITS)
+_EXACT_COUNT_MAX: Final = 2 ** (53 - _DYADIC_BITS)
+
+
+def _exact_sum(values: Sequence[tuple[float | int, int]]) -> float | int | None:
+    """The sum of each value times its count, when adding them up one by one in any order is
+    exact (so is what ``py_sum`` gives in task order); ``None`` when it may not be."""
+    if sum(count for _, count in values) >= _EXACT_COUNT_MAX:
+        return None
+    if not all(0 <= v <= 1 and float(v * _DYADIC_SCALE).is_integer() for v, _ in values):
+        return None
+    # Each product is exact (a count below 2**29 times a multiple of 2**-24 in [0, 1]), and so
+    # is their sum, which fsum then returns as is.
+    return math.fsum(v * count for v, count in values) if values else 0
 
 
 def _spread_across_runs(
@@ -368,8 +554,26 @@ class PySum:
 
 
 def py_sum(values: Iterable[float | int]) -> float | int:
-    """``sum(values)`` as CPython 3.12+ computes it (see :class:`PySum`)."""
-    total = PySum()
-    for value in values:
-        total.add(value)
-    return total.value()
+    """``sum(values)`` as CPython 3.12+ computes it: :class:`PySum`, inlined (a method call per
+    value would cost more than the addition)."""
+    items = iter(values)
+    exact = 0
+    for x in items:
+        if type(x) is not int:
+            hi: float | int = exact + x
+            break
+        exact += x
+    else:
+        return exact
+    lo = 0.0
+    for x in items:
+        if type(x) is float:
+            t = hi + x
+            if abs(hi) >= abs(x):
+                lo += (hi - t) + x
+            else:
+                lo += (x - t) + hi
+            hi = t
+        else:
+            hi += float(x)
+    return hi + lo if lo and math.isfinite(lo) else hi

@@ -9,7 +9,7 @@ grouped into tasks is the caller's to say (``read_row``'s ``task``): the library
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from choicebox._errors import MetricsError, WireFormatError
 from choicebox._rollout import response_text
@@ -52,6 +52,22 @@ class RowRecord(NamedTuple):
     preview: str
     categories: tuple[str, ...]
     masked: bool = False
+
+
+# Failed rows kept as exemplars per failure kind (with their previews), unless told otherwise.
+EXEMPLARS_PER_KIND: Final = 3
+
+
+def failure_kind(record: RowRecord) -> str:
+    """The failure kind a failed row is counted under: the one it names, else an error, a missing
+    answer or a wrong answer."""
+    return record.failure or (
+        "error"
+        if record.error is not None
+        else "no_answer"
+        if record.extracted is None
+        else "wrong_answer"
+    )
 
 
 def failed(record: RowRecord) -> bool:
