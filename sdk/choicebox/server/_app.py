@@ -49,6 +49,7 @@ from starlette.routing import Route
 
 from choicebox._errors import MetricsError, WireFormatError
 from choicebox._modes import ModeRegistry, default_registry
+from choicebox._problems import Problem
 from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from choicebox._rollout import response_text
 from choicebox.batch._engine import Grader, output_row
@@ -61,8 +62,8 @@ from ._protocol import (
     close_session_reply,
     gym_verify_response,
     masked_response,
+    request_problems,
     seed_session_reply,
-    structural_problems,
 )
 
 __all__ = [
@@ -106,12 +107,21 @@ _JSON: Final = "application/json"
 
 
 class ClientError(Exception):
-    """A request the client got wrong: ``status`` and the ``detail`` to send back."""
+    """A request the client got wrong: ``status`` and the ``detail`` to send back; ``issues``
+    are the coded problems behind a row's 422 (what decides whether it is masked instead)."""
 
-    def __init__(self, status: int, detail: str | list[str]) -> None:
+    def __init__(
+        self, status: int, detail: str | list[str], *, issues: Sequence[Problem] = ()
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.issues = tuple(issues)
+
+
+def _row_error(issues: Sequence[Problem]) -> ClientError:
+    """The 422 of a verify request whose row cannot be graded, listing every problem."""
+    return ClientError(422, [str(p) for p in issues], issues=issues)
 
 
 def _dumps(content: Any) -> bytes:
@@ -200,7 +210,7 @@ class Verifier:
             raise ClientError(422, [f"expected a JSON object, got {_kind(row)} @ $"])
         reading = self.grader.read(row)
         if isinstance(reading, list):
-            problems = [str(p) for p in reading]
+            problems = list(reading)
             response = row.get("response")
             if response is not None:
                 # Report the response's problems with the others; when there are none, grading
@@ -208,32 +218,24 @@ class Verifier:
                 try:
                     response_text(response)
                 except WireFormatError as exc:
-                    problems.extend(exc.problems)
-            raise ClientError(422, problems)
+                    problems.extend(exc.issues)
+            raise _row_error(problems)
         count = len(reading.output_regex)
         if count > MAX_OUTPUT_REGEXES:
-            raise ClientError(
-                422,
+            raise _row_error(
                 [
-                    f"at most {MAX_OUTPUT_REGEXES} patterns are accepted, got {count} "
-                    "@ $.template_metadata.output_regex"
-                ],
+                    Problem(
+                        "wrong_value",
+                        f"at most {MAX_OUTPUT_REGEXES} patterns are accepted, got {count}",
+                        "$.template_metadata.output_regex",
+                    )
+                ]
             )
         verdict = self.grader.grade_reading(reading, row["response"])
         if verdict.failure == "invalid_output":
             # Not something a model wrote: the client sent a response that is no response.
-            raise ClientError(422, verdict.detail.split("; "))
+            raise _row_error([Problem.from_text(p) for p in verdict.detail.split("; ")])
         return output_row(row, verdict)
-
-    def verify_many(self, rows: Sequence[Any]) -> list[dict[str, Any]]:
-        """One verify response per row, in order; an invalid row gets an error entry instead."""
-        out: list[dict[str, Any]] = []
-        for index, row in enumerate(rows):
-            try:
-                out.append(self.verify(row))
-            except ClientError as exc:
-                out.append({"error": exc.detail, "status": exc.status, "index": index})
-        return out
 
     def metrics(self, rows: Sequence[Any]) -> dict[str, Any]:
         for i, row in enumerate(rows):
@@ -263,9 +265,7 @@ def verify_row(verifier: Verifier, row: Any) -> dict[str, Any]:
     try:
         return gym_verify_response(verifier.verify(row))
     except ClientError as exc:
-        if exc.status != 422 or not isinstance(row, dict) or not isinstance(exc.detail, list):
-            raise
-        if structural_problems(exc.detail):
+        if not exc.issues or request_problems(exc.issues):
             raise
         # The row is echoed as every verify response echoes it; the problems are bounded as an
         # error reply's are, since one may quote a huge value.

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from choicebox._grading import VERDICT_KEYS
+from choicebox._problems import Problem
 
 __all__ = [
     "INVALID_ROW_KIND",
@@ -33,8 +34,8 @@ __all__ = [
     "close_session_reply",
     "gym_verify_response",
     "masked_response",
+    "request_problems",
     "seed_session_reply",
-    "structural_problems",
 ]
 
 INVALID_ROW_KIND: Final = "choicebox:invalid_row"
@@ -44,15 +45,10 @@ INVALID_ROW_KIND: Final = "choicebox:invalid_row"
 _REQUEST_PATHS: Final = re.compile(r"\$(?:\Z|\.(?:response|responses_create_params)(?:\Z|[.\[]))")
 
 
-def structural_problems(problems: Sequence[str]) -> list[str]:
-    """The problems (``message @ $.path``) that make a body no verify request: about the body
-    itself, ``response`` or ``responses_create_params``, or naming no field at all."""
-    out = []
-    for problem in problems:
-        _, at, path = problem.rpartition(" @ ")
-        if not at or _REQUEST_PATHS.match(path):
-            out.append(problem)
-    return out
+def request_problems(problems: Sequence[Problem]) -> list[Problem]:
+    """The problems that make a body no verify request: about the body itself (path ``$``),
+    its ``response`` or its ``responses_create_params``."""
+    return [problem for problem in problems if _REQUEST_PATHS.match(problem.path)]
 
 
 def gym_verify_response(verdict: dict[str, Any]) -> dict[str, Any]:
