@@ -25,7 +25,7 @@ from choicebox.metrics import (
     pass_at_k,
 )
 from choicebox.metrics._records import read_row
-from choicebox.metrics._stats import _bootstrap_means
+from choicebox.metrics._stats import _binomial_interval, _bootstrap_means
 
 # ----------------------------------------------------------------------------------- pass@k
 
@@ -171,6 +171,48 @@ def test_binary_fast_path_matches_generic_paths_in_distribution() -> None:
     q = {m: np.quantile(d, [0.025, 0.975]) for m, d in means.items()}
     assert np.allclose(q["binomial"], q["multinomial"], atol=3e-3)
     assert np.allclose(q["binomial"], q["indices"], atol=3e-3)
+
+
+def _binomial_quantiles_by_fractions(n: int, ones: int, confidence: float) -> tuple[float, float]:
+    """The smallest k with P(X <= k) >= q for X ~ Binomial(n, ones/n), in exact arithmetic."""
+    p = Fraction(ones, n)
+    alpha = (1 - Fraction(confidence)) / 2
+    targets = [alpha, 1 - alpha]
+    found: list[int] = []
+    cumulative = Fraction(0)
+    for k in range(n + 1):
+        cumulative += math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        while targets and cumulative >= targets[0]:
+            targets.pop(0)
+            found.append(k)
+    return found[0] / n, found[1] / n
+
+
+@pytest.mark.parametrize("confidence", [0.5, 0.95, 0.99])
+def test_binary_interval_is_the_exact_binomial_quantiles(confidence: float) -> None:
+    for n in range(2, 41):
+        for ones in range(1, n):
+            expected = _binomial_quantiles_by_fractions(n, ones, confidence)
+            assert _binomial_interval(n, ones, confidence) == expected, (n, ones)
+            scores = [1.0] * ones + [0.0] * (n - ones)
+            ci = bootstrap_ci(scores, confidence=confidence)
+            assert (ci.ci_lower, ci.ci_upper) == expected
+            assert bootstrap_ci(np.array(scores), confidence=confidence) == ci
+
+
+@pytest.mark.parametrize(("n", "ones"), [(1000, 300), (12_032, 4_892), (1_000_000, 620_000), (100_000, 3)])
+def test_binary_interval_is_the_limit_of_resampling(n: int, ones: int) -> None:
+    """A million binomial resamples give the same quantiles, to one step of 1/n."""
+    draws = np.random.default_rng(1).binomial(n, ones / n, size=1_000_000) / n
+    sampled = np.quantile(draws, [0.025, 0.975])
+    lower, upper = _binomial_interval(n, ones, 0.95)
+    assert abs(lower - sampled[0]) <= 1 / n + 1e-12
+    assert abs(upper - sampled[1]) <= 1 / n + 1e-12
+
+
+def test_binary_interval_does_not_depend_on_seed_or_resamples() -> None:
+    scores = [1.0, 0.0, 1.0, 1.0, 0.0] * 30
+    assert bootstrap_ci(scores, seed=1, resamples=10) == bootstrap_ci(scores, seed=2, resamples=10)
 
 
 def test_binomial_path_rejects_non_binary_scores() -> None:

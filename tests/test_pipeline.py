@@ -308,7 +308,9 @@ def test_the_metrics_files_read_back_as_the_document_they_were_written_from(
     )
 
 
-def test_commands_that_count_no_intervals_do_not_import_numpy() -> None:
+def test_only_intervals_of_graded_scores_import_numpy() -> None:
+    """numpy costs 50-90 ms to import: a command that lists rules, or grades with 0/1 rewards
+    (whose interval is read off the binomial distribution), must not pay it."""
     script = """
 import sys
 import choicebox.batch, choicebox.batch.ray, choicebox.cli, choicebox.metrics.report, choicebox.server
@@ -316,7 +318,10 @@ from choicebox.cli import main
 main(["rules", "list"])
 assert "numpy" not in sys.modules, "numpy was imported"
 from choicebox.metrics import bootstrap_ci
-bootstrap_ci([0.0, 1.0])
+interval = bootstrap_ci([0.0, 1.0, 1.0, 1.0])
+assert 0.0 < interval.ci_lower < interval.value < interval.ci_upper == 1.0, interval
+assert "numpy" not in sys.modules, "numpy was imported for 0/1 scores"
+bootstrap_ci([0.0, 0.5, 1.0])
 assert "numpy" in sys.modules
 """
     done = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -96,6 +97,89 @@ class CategoryStats:
 BootstrapMethod = Literal["auto", "binomial", "multinomial", "indices"]
 
 
+def _plain_floats(scores: object) -> list[float] | None:
+    """``scores`` as floats when it is a flat sequence of Python numbers, else ``None`` (numpy
+    reads it, and says what is wrong with it)."""
+    if isinstance(scores, array) and scores.typecode in "dfbBhHiIlLqQ":
+        return [float(x) for x in scores]
+    if not isinstance(scores, list | tuple):
+        return None
+    if not all(type(x) is float or type(x) is int or type(x) is bool for x in scores):
+        return None
+    return [float(x) for x in scores]
+
+
+def _plain_interval(
+    scores: list[float], confidence: float, resamples: int
+) -> ConfidenceInterval | None:
+    """``bootstrap_ci`` of Python floats when it needs no resampling (a single value, constant
+    or 0/1 scores), else ``None``."""
+    n = len(scores)
+    if n == 0:
+        raise MetricsError("bootstrap_ci needs at least one score")
+    if not all(map(math.isfinite, scores)):
+        raise MetricsError("bootstrap_ci: scores must be finite (found NaN or infinity)")
+    value = math.fsum(scores) / n
+    first = scores[0]
+    if scores.count(first) == n:
+        return ConfidenceInterval(
+            value=value, ci_lower=value, ci_upper=value, confidence=confidence, resamples=resamples
+        )
+    ones = scores.count(1.0)
+    if ones + scores.count(0.0) != n:
+        return None
+    lower, upper = _binomial_interval(n, ones, confidence)
+    return ConfidenceInterval(
+        value=value, ci_lower=lower, ci_upper=upper, confidence=confidence, resamples=resamples
+    )
+
+
+# Binomial probabilities beyond this many standard deviations from the mode (plus a margin for
+# small n) are below 1e-40 and are left out of the quantile search: it costs O(sqrt(n)).
+_BINOMIAL_TAIL_SDS: Final = 14
+_BINOMIAL_TAIL_MARGIN: Final = 40
+
+
+def _binomial_interval(n: int, ones: int, confidence: float) -> tuple[float, float]:
+    """The percentile-bootstrap interval of the mean of ``ones`` ones among ``n`` 0/1 scores,
+    exactly: the ``alpha`` and ``1 - alpha`` quantiles of Binomial(n, ones/n), over n.
+
+    The quantile is the smallest ``k`` with P(X <= k) >= q (what the percentile of ever more
+    resamples tends to). The probabilities are built by the ratio recurrence outwards from the
+    mode, relative to it (nothing overflows or needs lgamma), and normalised by their sum.
+    """
+    p = ones / n
+    alpha = (1.0 - confidence) / 2.0
+    mode = min(n, int((n + 1) * p))
+    reach = _BINOMIAL_TAIL_MARGIN + int(_BINOMIAL_TAIL_SDS * math.sqrt(n * p * (1.0 - p)))
+    low, high = max(0, mode - reach), min(n, mode + reach)
+    odds = p / (1.0 - p)
+    weights = [0.0] * (high - low + 1)
+    weights[mode - low] = 1.0
+    weight = 1.0
+    for k in range(mode, high):  # P(k+1) / P(k) = (n - k) / (k + 1) * p / (1 - p)
+        weight *= (n - k) / (k + 1) * odds
+        weights[k + 1 - low] = weight
+    weight = 1.0
+    for k in range(mode, low, -1):  # P(k-1) / P(k) = k / (n - k + 1) * (1 - p) / p
+        weight *= k / (n - k + 1) / odds
+        weights[k - 1 - low] = weight
+    total = math.fsum(weights)
+    targets = [alpha * total, (1.0 - alpha) * total]
+    quantiles: list[int] = []
+    cumulative = 0.0
+    for k, weight in enumerate(weights, start=low):
+        cumulative += weight
+        while targets and cumulative >= targets[0]:
+            targets.pop(0)
+            quantiles.append(k)
+        if not targets:
+            break
+    while len(quantiles) < 2:  # rounding left the last target a hair above the sum
+        quantiles.append(high)
+    return quantiles[0] / n, quantiles[1] / n
+
+
 def _bootstrap_means(
     arr: npt.NDArray[np.float64],
     resamples: int,
@@ -152,14 +236,22 @@ def bootstrap_ci(
 ) -> ConfidenceInterval:
     """Percentile-bootstrap interval of the mean of ``scores``; deterministic for a given seed.
 
-    0/1 scores take an exact binomial shortcut, so a million scores cost no more than ten.
-    Other scores are resampled in bounded-memory chunks.
+    0/1 scores (every reward of the built-in modes) need no resampling: the mean of a resample is
+    exactly Binomial(n, p)/n, so the interval is read off that distribution's quantiles, the
+    limit of infinitely many resamples (``resamples`` and ``seed`` do not change it), in pure
+    Python: counting a file's accuracy does not import numpy. Other scores are resampled in
+    bounded-memory chunks.
     """
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise MetricsError(f"bootstrap_ci: resamples must be a positive int, got {resamples!r}")
     if not 0.0 < confidence < 1.0:
         raise MetricsError(f"bootstrap_ci: confidence must be in (0, 1), got {confidence!r}")
-    import numpy as np  # noqa: PLC0415  only intervals need numpy, not every command that reads metrics
+    plain = _plain_floats(scores)
+    if plain is not None:
+        interval = _plain_interval(plain, confidence, resamples)
+        if interval is not None:
+            return interval
+    import numpy as np  # noqa: PLC0415  only intervals of graded scores need numpy
 
     try:
         arr = np.asarray(scores, dtype=np.float64)
@@ -179,6 +271,12 @@ def bootstrap_ci(
         # Every resample is the same: the interval collapses onto the value.
         return ConfidenceInterval(
             value=value, ci_lower=value, ci_upper=value, confidence=confidence, resamples=resamples
+        )
+    ones = int(np.count_nonzero(arr == 1.0))
+    if ones + int(np.count_nonzero(arr == 0.0)) == n:
+        lower, upper = _binomial_interval(n, ones, confidence)
+        return ConfidenceInterval(
+            value=value, ci_lower=lower, ci_upper=upper, confidence=confidence, resamples=resamples
         )
     means = _bootstrap_means(arr, resamples, np.random.default_rng(seed))
     alpha = (1.0 - confidence) / 2.0
