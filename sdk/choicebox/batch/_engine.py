@@ -6,12 +6,12 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from choicebox._errors import UnknownModeError, WireFormatError
-from choicebox._grading import Verdict, grade_text, invalid_output_verdict
+from choicebox._grading import VERDICT_KEYS, Verdict, grade_text, invalid_output_verdict
 from choicebox._modes import GradingMode, ModeRegistry, default_registry
 from choicebox._problems import Problem
 from choicebox._reader import RowReading, read_mcqa_row
@@ -55,6 +55,8 @@ class Grader:
         self._modes: dict[str, GradingMode] = {}
         self._by = tuple(by)
         self._regex_timeout = regex_timeout
+        # The appended bytes of spliced output lines, by verdict (see `_append_spliced`).
+        self._suffixes: dict[tuple[Any, ...], bytes] = {}
 
     def _mode(self, name: str) -> GradingMode:
         mode = self._override or self._modes.get(name)
@@ -131,9 +133,10 @@ class Grader:
         preview (the first exemplars of a run are the first of some span), and reading the
         response again and shipping it back from a worker would cost more than the row's grading.
         """
-        parts: list[bytes] = []
+        parts: list[bytes | memoryview] = []
         records: list[RowRecord] = []
         by = self._by
+        suffixes = self._suffixes
         shown: Counter[str] = Counter()  # failures per kind whose record keeps its preview
         for line, raw in lines:
             graded = self._grade(line, raw)
@@ -141,10 +144,8 @@ class Grader:
                 out = graded
             else:
                 row, verdict = graded
-                spliced = _spliced(raw, row, verdict)
-                if spliced is not None:
-                    parts.append(spliced)
-                    build = functools.partial(output_row, row, verdict)
+                if _append_spliced(parts, raw, row, verdict, suffixes):
+                    build = functools.partial(output_row, row, verdict) if by else _no_output_row
                     record = record_of_verdict(row, verdict, by, build, preview=False)
                     if failed(record):
                         kind = failure_kind(record)
@@ -158,10 +159,10 @@ class Grader:
                     continue
                 out = output_row(row, verdict)
             try:
-                encoded = orjson.dumps(out)
+                encoded = orjson.dumps(out, option=orjson.OPT_APPEND_NEWLINE)
             except (orjson.JSONEncodeError, TypeError) as exc:
                 out = _error_row(line, f"cannot encode the graded row: {exc}", out.get("uuid"))
-                encoded = orjson.dumps(out)
+                encoded = orjson.dumps(out, option=orjson.OPT_APPEND_NEWLINE)
             parts.append(encoded)
             record = record_of(out, by)
             if failed(record):
@@ -171,8 +172,11 @@ class Grader:
                 elif record.preview:
                     record = record._replace(preview="")
             records.append(record)
-        parts.append(b"")
-        return b"\n".join(parts), records
+        return b"".join(parts), records
+
+
+def _no_output_row() -> dict[str, Any]:
+    raise AssertionError("a record without categories never reads the output row")
 
 
 def _uuid(row: object) -> object:
@@ -190,31 +194,96 @@ def output_row(row: Mapping[str, Any], verdict: Verdict) -> dict[str, Any]:
     return out
 
 
-def _spliced(raw: bytes, row: dict[str, Any], verdict: Verdict) -> bytes | None:
-    """The output line as the input's own bytes with the verdict's fields appended.
+# The fields a verdict writes (``Verdict.wire_fields`` and ``options_source``): a row that has
+# any of them was graded before, or is a verify response, and is spliced only if they agree.
+_WRITTEN: Final = frozenset({*VERDICT_KEYS, "options_source"})
+# Of those, the ones a data row has (its gold answer and its mode), whose values grading keeps.
+_DATA_FIELDS: Final = frozenset({"expected_answer", "grading_mode"})
+_MAX_SUFFIXES: Final = 4096
+
+
+def _append_spliced(
+    parts: list[bytes | memoryview],
+    raw: bytes,
+    row: dict[str, Any],
+    verdict: Verdict,
+    suffixes: dict[tuple[Any, ...], bytes],
+) -> bool:
+    """Append the output line as the input's own bytes with the verdict's fields appended;
+    ``False`` (nothing appended) when that would not be the output row.
 
     Re-encoding a 5 KB rollout costs more than grading it. The output row is the input row with
     the verdict's fields set: fields the row lacks go at its end, and fields it already has with
     the same value (a data row's ``expected_answer`` and ``grading_mode``) stay where they are,
-    so the input's bytes can be kept. ``None`` when that does not hold (a re-graded row with a
-    different verdict, or a line that does not end with its object).
+    so the input's bytes can be kept. Not when that does not hold: a re-graded row with a
+    different verdict, ``options_source`` on a row with options (the output drops it), a line
+    that does not end with its object.
+
+    The appended bytes depend on the verdict's fields and on which of them the row has, and few
+    verdicts differ in those (a mode's verdicts on a file are mostly "no answer", "correct" and
+    "answered X, expected Y"), so they are encoded once per such verdict, in ``suffixes``.
     """
-    if "options_source" in row and "options" in row:
+    shared = row.keys() & _WRITTEN
+    from_prompt = "options" not in row
+    if shared and (not shared <= _DATA_FIELDS or "options_source" in shared):
+        fields = _unshared_fields(row, verdict, shared, from_prompt)
+        if fields is None:
+            return False
+        suffix = orjson.dumps(fields)[1:] + b"\n" if fields else b"}\n"
+    else:
+        if "grading_mode" in shared and row["grading_mode"] != verdict.mode:
+            return False  # the row's own mode, overridden: its field changes in place
+        if "expected_answer" in shared and row["expected_answer"] != verdict.expected_answer:
+            return False
+        key = (
+            verdict.reward, verdict.expected_answer, verdict.extracted_answer, verdict.failure,
+            verdict.detail, verdict.step, verdict.mode, tuple(verdict.reward_components.items()),
+            from_prompt, "expected_answer" in shared, "grading_mode" in shared,
+        )  # fmt: skip
+        cached = suffixes.get(key)
+        if cached is None:
+            fields = _unshared_fields(row, verdict, shared, from_prompt)
+            assert fields is not None  # the shared fields were compared above
+            cached = orjson.dumps(fields)[1:] + b"\n" if fields else b"}\n"
+            if len(suffixes) >= _MAX_SUFFIXES:
+                suffixes.clear()  # details that quote the output (a value) make many of them
+            suffixes[key] = cached
+        suffix = cached
+    end = len(raw)
+    while end and raw[end - 1] in _BLANK_BYTES:
+        end -= 1
+    if not end or raw[end - 1] != _CLOSE_BRACE:
+        return False
+    if suffix == b"}\n":
+        parts.append(memoryview(raw)[:end])
+        parts.append(b"\n")
+        return True
+    parts.append(memoryview(raw)[: end - 1])
+    parts.append(b"," + suffix if row else suffix)
+    return True
+
+
+_BLANK_BYTES: Final = frozenset(b" \t\r\n\x0b\x0c")
+_CLOSE_BRACE: Final = ord("}")
+
+
+def _unshared_fields(
+    row: dict[str, Any], verdict: Verdict, shared: set[str], from_prompt: bool
+) -> dict[str, Any] | None:
+    """The verdict's fields the row does not have with the same value; ``None`` when the row has
+    one with another value (or ``options_source`` beside its options), which splicing cannot
+    write."""
+    if "options_source" in shared and not from_prompt:
         return None  # the output drops it: a key removed is no append
     fields = verdict.wire_fields()
-    if "options" not in row:
+    if from_prompt:
         fields["options_source"] = "prompt"
-    for key in fields.keys() & row.keys():
+    for key in shared:
         value = row[key]
         if type(value) is not type(fields[key]) or value != fields[key]:
             return None
         del fields[key]
-    body = raw.rstrip()
-    if not body.endswith(b"}"):
-        return None
-    if not fields:
-        return body
-    return body[:-1] + (b"," if row else b"") + orjson.dumps(fields)[1:]
+    return fields
 
 
 def _error_row(line: int, problem: str, uuid: object) -> dict[str, Any]:
