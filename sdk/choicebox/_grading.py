@@ -164,12 +164,11 @@ _REFUSAL_WORDS: Final = (
 def _is_refusal(text: str) -> bool:
     # A refusal is short or says so up front; a long answer that mentions "I can't" is not one.
     head = text[:600] if len(text) > 600 else text
-    lowered = head.lower()
-    if not any(map(lowered.__contains__, _REFUSAL_WORDS)):
+    # The patterns first: on the outputs that reach here (no letter found) they cost about 2.5
+    # us and the fourteen word scans about 3.5 us, and the words matter only when they match.
+    if _REFUSAL_AT_START.match(head) is None and _REFUSAL_AFTER_STOP.search(head) is None:
         return False
-    return (
-        _REFUSAL_AT_START.match(head) is not None or _REFUSAL_AFTER_STOP.search(head) is not None
-    )
+    return any(map(head.lower().__contains__, _REFUSAL_WORDS))
 
 
 # --- grading -------------------------------------------------------------------------------------
