@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -269,3 +271,31 @@ def test_a_timed_out_pattern_is_named_shortly() -> None:
     verdict = grade(mcqa_sample(output_regex=source), "a" * 5000 + "!", regex_timeout=0.01)
     assert verdict.failure == "regex_timeout"
     assert len(verdict.detail) < 200
+
+
+def test_flag_names_are_the_regex_engines_flags() -> None:
+    """``_regex`` spells the flags with ``re``'s values so as not to import ``regex`` until a
+    pattern is compiled: they must be the engine's."""
+    from choicebox._regex import FLAG_NAMES, IGNORECASE
+
+    assert FLAG_NAMES == {
+        "ignorecase": regex.IGNORECASE,
+        "multiline": regex.MULTILINE,
+        "dotall": regex.DOTALL,
+        "verbose": regex.VERBOSE,
+    }
+    assert IGNORECASE == regex.IGNORECASE
+
+
+def test_grading_without_patterns_does_not_import_the_regex_engine() -> None:
+    script = """
+import sys
+from choicebox import MCQASample, grade
+sample = MCQASample(question="Q?", options={"A": "x", "B": "y"}, expected_answer="B")
+assert grade(sample, "The answer is (B).", mode="robust").correct
+assert "regex" not in sys.modules, "regex was imported"
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import attrs
-import regex
 
 from ._errors import WireFormatError
 from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
-from ._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
+from ._regex import DEFAULT_TIMEOUT, IGNORECASE, MAX_PATTERNS_PER_ROW
 from ._resolution import REGEX_FAILURES, Ruling
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
@@ -327,7 +326,7 @@ def grade_text(
 def _template_reading(patterns: tuple[str, ...], context: Context) -> Extraction | None:
     # Case-insensitive, rightmost match, as the seed specifies; an invalid pattern is recorded
     # and skipped rather than refused, since it is row data.
-    return run_patterns(patterns, regex.IGNORECASE, context)
+    return run_patterns(patterns, IGNORECASE, context)
 
 
 def template_regex_letter(

@@ -29,16 +29,19 @@ import collections
 import re
 import threading
 from collections.abc import Iterable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
-import regex
 
 from ._errors import describe_value
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "FLAG_NAMES",
+    "IGNORECASE",
     "MAX_CACHED_PATTERNS",
     "MAX_CACHED_SIZE",
     "MAX_PATTERNS_PER_ROW",
@@ -61,12 +64,16 @@ MAX_PATTERNS_PER_ROW: Final = 32
 MAX_CACHED_PATTERNS: Final = 4_096
 MAX_CACHED_SIZE: Final = 400_000  # estimated units; about 50 MB of compiled patterns at worst
 
+# The ``regex`` engine's flag values, which are ``re``'s (a test holds that): the engine is
+# imported when the first pattern is compiled, so that a run whose rows and modes have no
+# pattern (most) does not pay its 10 ms import.
 FLAG_NAMES: Final = {
-    "ignorecase": regex.IGNORECASE,
-    "multiline": regex.MULTILINE,
-    "dotall": regex.DOTALL,
-    "verbose": regex.VERBOSE,
+    "ignorecase": int(re.IGNORECASE),
+    "multiline": int(re.MULTILINE),
+    "dotall": int(re.DOTALL),
+    "verbose": int(re.VERBOSE),
 }
+IGNORECASE: Final = FLAG_NAMES["ignorecase"]
 
 
 class RegexTimeout(Exception):
@@ -149,6 +156,8 @@ def _compile(source: str, flags: int) -> CompiledPattern:
     problem = pattern_problem(source)
     if problem is not None:
         return CompiledPattern(source, None, f"invalid pattern {describe_value(source)}: {problem}")
+    import regex  # noqa: PLC0415  see FLAG_NAMES
+
     try:
         # V0 keeps the semantics of Python's re, which is what dataset regexes are written for.
         # regex's own cache is bypassed: it would keep up to 500 patterns outside these bounds.
