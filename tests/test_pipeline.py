@@ -137,7 +137,7 @@ def test_every_runner_writes_the_same_files(tmp_path: Path, rules: Path, mode: s
 def test_a_file_of_one_span_is_graded_without_starting_a_pool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from choicebox.batch import _local
+    import multiprocessing
 
     source = _mixed_file(tmp_path, copies=2)
     here = tmp_path / "here.jsonl"
@@ -146,7 +146,7 @@ def test_a_file_of_one_span_is_graded_without_starting_a_pool(
     def no_pool(*args: object) -> None:
         raise AssertionError("a pool was started for a file of one span")
 
-    monkeypatch.setattr(_local.multiprocessing, "get_context", no_pool)
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
     small = tmp_path / "small.jsonl"
     grade_with(LocalRunner(2), source, small, by=BY)  # one span: CHUNK_BYTES is 1 MiB
     assert _files(small) == _files(here)
@@ -328,6 +328,26 @@ assert "numpy" in sys.modules
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_grading_a_file_on_one_worker_imports_only_what_grading_needs(tmp_path: Path) -> None:
+    """Start-up is part of every run: numpy (an interval of 0/1 rewards needs none),
+    multiprocessing (no pool), Ray and the rule-file example runner stay out of the process."""
+    source = _mixed_file(tmp_path, copies=2)
+    script = f"""
+import sys
+from choicebox.cli import main
+status = main(["grade", {str(source)!r}, "-o", {str(tmp_path / "out.jsonl")!r},
+               "--mode", "lenient_boxed", "--workers", "1", "-q"])
+assert status in (0, 1), status
+heavy = {{"numpy", "multiprocessing", "ray", "choicebox.testing"}} & set(sys.modules)
+assert not heavy, heavy
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out.jsonl").stat().st_size > 0
 
 
 class _NotBackYet(AsyncResult):  # type: ignore[type-arg]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import shutil
 import signal
@@ -11,15 +10,17 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Generator, Iterator, Mapping, Sequence
-from multiprocessing.pool import AsyncResult
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from ._engine import Grader, _numbered_lines
 from ._files import Span
 from ._pipeline import CHUNK_BYTES, BatchResult, Graded, Job, Progress, grade_with
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import AsyncResult
 
 # Spans handed out but not yet written: enough that the workers never wait for work and that
 # this process has spans of its own to grade while a worker starts up (a second or so of input),
@@ -55,6 +56,8 @@ class LocalRunner:
             return
         spans = itertools.chain(ahead, spans)
         scratch.mkdir()
+        import multiprocessing  # noqa: PLC0415  13 ms that a run of one worker does not need
+
         pool = multiprocessing.get_context(_start_method()).Pool(
             self.workers - 1, initializer=_init_worker, initargs=(job,)
         )
@@ -103,7 +106,7 @@ def _share(
             return
         head = pending[0]
         if (
-            isinstance(head, AsyncResult)
+            not isinstance(head, Graded)
             and not head.ready()
             and more
             and len(pending) < _PENDING_MAX
@@ -115,7 +118,7 @@ def _share(
                 continue
             more = False
         pending.popleft()
-        if isinstance(head, AsyncResult):
+        if not isinstance(head, Graded):
             in_pool -= 1
             yield head.get()
         else:

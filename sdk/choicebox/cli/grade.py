@@ -11,7 +11,6 @@ from typing import IO, Any, Final
 
 from choicebox._errors import BatchError, RuleFileError, UnknownModeError
 from choicebox.batch import BatchResult, Progress, default_output, grade_file
-from choicebox.batch.ray import grade_file_ray
 from choicebox.cli._args import positive_int
 
 __all__ = ["register"]
@@ -99,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
                 file=err,
             )
             return 2
+        from choicebox.batch.ray import grade_file_ray  # noqa: PLC0415  only for --engine ray
+
         engine = grade_file_ray
     try:
         result = engine(

@@ -13,11 +13,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from choicebox._errors import ChoiceboxError
 from choicebox._modes import GradingMode, ModeRegistry, default_registry
-from choicebox.testing import ExampleResult, run_mode_examples
+
+if TYPE_CHECKING:
+    from choicebox.testing import ExampleResult
 
 __all__ = ["register"]
 
@@ -131,6 +133,8 @@ def _test(args: argparse.Namespace) -> int:
             registry, modes = _load_directory(args.directory)
         except _LOAD_ERRORS as exc:
             return _load_error(exc)
+    from choicebox.testing import run_mode_examples  # noqa: PLC0415  only `rules test` runs them
+
     results: list[ExampleResult] = []
     for mode in sorted(modes, key=lambda m: m.id):
         results.extend(run_mode_examples(mode, registry=registry))
