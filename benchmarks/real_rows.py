@@ -9,17 +9,21 @@ core and in this process:
   row): microseconds per row and the ratio to ``orjson.loads``;
 
 and, unless ``--no-process``, the whole ``choicebox grade`` process (start-up, imports, parser,
-output and metrics files) on the file, with one worker and with two: wall seconds and rows/s.
+output and metrics files) on the file, with one worker and with two: wall seconds, rows/s and the
+largest peak RSS of its processes (best of ``--repeat`` runs). ``--big N`` also grades a file of N rows made by
+repeating the given files' rows, with one worker and with two, and prints the ratio.
 
 Usage::
 
     python benchmarks/real_rows.py FILE [FILE ...] [--modes m1,m2] [--repeat 3] [--no-process]
+        [--big 200000]
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import subprocess
 import sys
 import tempfile
@@ -73,18 +77,36 @@ def in_process(lines: list[bytes], modes: list[str], repeat: int) -> None:
         )
 
 
-def whole_process(path: Path, lines: list[bytes], mode: str, workers: int) -> tuple[float, int]:
+def whole_process(source: Path, mode: str, workers: int, repeat: int) -> tuple[float, int]:
+    """Best wall seconds of ``choicebox grade`` on ``source`` and the largest peak RSS (KB)."""
+    best, peak = float("inf"), 0
     with tempfile.TemporaryDirectory() as scratch:
-        source = Path(scratch) / "rows.jsonl"
-        source.write_bytes(b"\n".join(lines) + b"\n")
         out = Path(scratch) / "graded.jsonl"
         command = [sys.executable, "-m", "choicebox", "grade", str(source), "-o", str(out)]
         command += ["--mode", mode, "--workers", str(workers), "-q"]
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode not in (0, 1):  # 1: some rows are error rows (5 one-option questions)
-            raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
-        return time.perf_counter() - start, len(lines)
+        for _ in range(repeat):
+            # A process of its own per run, so that its children's peak RSS is this run's.
+            probe = (
+                "import resource, subprocess, sys, time\n"
+                "start = time.perf_counter()\n"
+                "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+                "wall = time.perf_counter() - start\n"
+                "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+                "print(done.returncode, wall, rss)\n"
+                "sys.stderr.write(done.stderr)\n"
+            )
+            done = subprocess.run(
+                [sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True
+            )
+            status, wall, rss = done.stdout.split()
+            if int(status) not in (0, 1):  # 1: some rows are error rows (one-option questions)
+                raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+            best, peak = min(best, float(wall)), max(peak, int(rss))
+    return best, peak
+
+
+def write_rows(lines: list[bytes], path: Path) -> None:
+    path.write_bytes(b"\n".join(lines) + b"\n")
 
 
 def main() -> None:
@@ -96,23 +118,44 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     parser.add_argument("--limit", type=int, default=0, help="first N rows of each file only")
     parser.add_argument("--no-process", action="store_true", help="skip the `choicebox grade` runs")
+    parser.add_argument("--no-in-process", action="store_true", help="skip the per-row timings")
+    parser.add_argument("--big", type=int, default=0, help="also grade a file of this many rows")
     args = parser.parse_args()
     modes = args.modes.split(",") if args.modes else sorted(default_registry().names())
-    for path in args.files:
-        lines = read_lines(path)
-        if args.limit:
-            lines = lines[: args.limit]
-        size = sum(map(len, lines)) / max(1, len(lines))
-        print(f"{path.name}: {len(lines)} rows, {size / 1000:.1f} KB/row")
-        in_process(lines, modes, args.repeat)
-        if not args.no_process:
+    everything: list[bytes] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for path in args.files:
+            lines = read_lines(path)
+            if args.limit:
+                lines = lines[: args.limit]
+            everything += lines
+            size = sum(map(len, lines)) / max(1, len(lines))
+            print(f"{path.name}: {len(lines)} rows, {size / 1000:.1f} KB/row")
+            if not args.no_in_process:
+                in_process(lines, modes, args.repeat)
+            if not args.no_process:
+                source = Path(scratch) / "rows.jsonl"
+                write_rows(lines, source)
+                for mode in modes:
+                    for workers in (1, 2):
+                        seconds, rss = whole_process(source, mode, workers, args.repeat)
+                        print(
+                            f"  choicebox grade --mode {mode} --workers {workers}: "
+                            f"{seconds:6.2f} s  {len(lines) / seconds:9,.0f} rows/s"
+                            f"  peak RSS {rss / 1024:5.0f} MB"
+                        )
+        if args.big:
+            big = Path(scratch) / "big.jsonl"
+            write_rows(list(itertools.islice(itertools.cycle(everything), args.big)), big)
+            print(f"{args.big:,} rows of the files above, repeated ({big.stat().st_size / 1e6:.0f} MB)")
             for mode in modes:
-                for workers in (1, 2):
-                    seconds, n = whole_process(path, lines, mode, workers)
-                    print(
-                        f"  choicebox grade --mode {mode} --workers {workers}: "
-                        f"{seconds:6.2f} s  {n / seconds:9,.0f} rows/s"
-                    )
+                one, rss_one = whole_process(big, mode, 1, args.repeat)
+                two, rss_two = whole_process(big, mode, 2, args.repeat)
+                print(
+                    f"  {mode}: 1 worker {one:6.2f} s ({args.big / one:7,.0f} rows/s, "
+                    f"{rss_one / 1024:.0f} MB), 2 workers {two:6.2f} s "
+                    f"({args.big / two:7,.0f} rows/s, {rss_two / 1024:.0f} MB): {one / two:.2f}x"
+                )
 
 
 if __name__ == "__main__":
