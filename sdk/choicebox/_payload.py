@@ -13,7 +13,9 @@ past it), so a reading costs a bounded amount whatever the text around it holds.
 
 from __future__ import annotations
 
+import functools
 import re
+import string
 from collections.abc import Collection
 from typing import Final, Literal, NamedTuple
 
@@ -225,6 +227,18 @@ def _read_value(text: str, p: int, n: int) -> Reading:
 
 _CAPITAL: Final = re.compile(r"[A-Z](?![A-Za-z0-9])")
 _LINE_END_DECORATION: Final = " \t.!*_$`'\""
+_ASCII_LETTERS_AND_DIGITS: Final = string.ascii_letters + string.digits
+
+
+@functools.lru_cache(maxsize=256)
+def _letter_classes(options: tuple[str, ...]) -> bytes:
+    """A ``bytes.translate`` table for ASCII text: the capitals that are ``options`` to "L",
+    the other ASCII letters and digits to "w" (what ``isalnum`` and ``[A-Za-z0-9]`` are on
+    ASCII), every other character to a blank."""
+    table = bytearray(b" " * 256)
+    for char in _ASCII_LETTERS_AND_DIGITS:
+        table[ord(char)] = ord("L") if char.isupper() and char in options else ord("w")
+    return bytes(table)
 
 
 def has_readable_letter(text: str, options: Collection[str], stop: int | None = None) -> bool:
@@ -241,10 +255,23 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
         token = letter_token(text, at, min(n, at + MAX_PAYLOAD), strict_end=False)
         return token is not None and token[1] in options
 
-    for match in _CAPITAL.finditer(text, 0, end):
-        at = match.start()
-        if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
-            return True
+    if text.isascii():
+        # The standalone option capitals are found at C speed: each character is mapped to its
+        # class (an option capital, another letter or digit, anything else) and " L " is
+        # searched for. A capital before ``end`` that is followed by a letter or digit at
+        # ``end`` or later is not found, where ``_CAPITAL`` (which sees ``end`` as the text's
+        # end) would find it; ``letter_token`` reads the whole text and refuses it anyway.
+        classes = b" " + text.encode("ascii").translate(_letter_classes(tuple(options))) + b" "
+        at = classes.find(b" L ", 0, end + 2)  # at: the capital's index in ``text``
+        while at != -1:
+            if reads(at):
+                return True
+            at = classes.find(b" L ", at + 1, end + 2)
+    else:
+        for match in _CAPITAL.finditer(text, 0, end):
+            at = match.start()
+            if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
+                return True
     for opener in "([{":
         at = text.find(opener, 0, end)
         while at != -1:

@@ -144,7 +144,6 @@ class StrayLetter:
         return found
 
 
-_LAST_SENTENCE: Final = re.compile(r"(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$")
 _RESULT_LINK: Final = re.compile(r"=|≈|\bis\b|\bequals\b|\bgives\s++us\b|\bwe\s++get\b")
 _COMPLETE_END: Final = ".!$"
 
@@ -152,8 +151,8 @@ _COMPLETE_END: Final = ".!$"
 @register_step_kind("closing_value")
 @attrs.frozen(kw_only=True)
 class ClosingValue:
-    """A complete output whose closing sentence ends in one option's full content:
-    "... = 200$ lines per mm." with an option "200 lines per mm". The value after the sentence's
+    """A complete output whose closing line ends in one option's full content:
+    "... = 200$ lines per mm." with an option "200 lines per mm". The value after the line's
     last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text.
     """
 
@@ -173,14 +172,16 @@ class ClosingValue:
         if len(line) > 2000:
             line_start = len(text) - 2000
             line = text[line_start:]
-        sentence_match = _LAST_SENTENCE.search(line)
-        sentence = sentence_match.group(1) if sentence_match else line
+        # The closing sentence is read as the whole last line: the line holds no newline and
+        # ends in no blank (``text`` is stripped), so a search for its last sentence
+        # (``(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$``) always matched at its start
+        # and returned all of it, at the cost of a lazy scan of up to 2,000 characters.
         link = None
-        for link in _RESULT_LINK.finditer(sentence):  # noqa: B007 - only the last one is wanted
+        for link in _RESULT_LINK.finditer(line):  # noqa: B007 - only the last one is wanted
             pass
         if link is None:
             return []
-        value = sentence[link.end() :].strip().rstrip(".!").strip()
+        value = line[link.end() :].strip().rstrip(".!").strip()
         if not value or len(value) > self.max_value:
             return []
         hits = context.features.matching_letters(value)
