@@ -7,12 +7,15 @@ pattern into faster ones: Hypothesis looks for a text where the gate and the ful
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from choicebox import _features, _grading
+from choicebox import _features, _grading, _payload
 from choicebox._features import SampleFeatures, _is_compound, _mostly_compound
+from choicebox._modes import default_registry
+from choicebox.steps import fallbacks, statements
 
 # Texts made of the pieces the patterns look for, so that matches are common.
 _STEM_PIECES = ["(a)", "(b)", "a)", "b)", "(i)", "(ii)", "Statement", " 1 |", " 2 |", " ", "\n", ".", "x"]
@@ -75,3 +78,139 @@ def test_refusal_patterns_find_what_the_one_pattern_finds(text: str) -> None:
         or _grading._REFUSAL_AFTER_STOP.search(text) is not None
     )
     assert split is (_ONE_PATTERN.search(text) is not None)
+
+
+# --- the robust engine's shortcuts ---------------------------------------------------------------
+
+_LETTER_PIECES = [
+    "A", "B", "I", "J", "Z", "a", "b", "e", " ", "\t", "\n", "(", ")", "[", "]", "{", "}", ".", "x",
+    "Ab", "1", "*", "'", "_", " is ", " car", "=", "é", "The ",
+]  # fmt: skip
+_CAPITAL = re.compile(r"[A-Z](?![A-Za-z0-9])")
+
+
+def _readable_reference(text: str, options: Collection[str], stop: int | None) -> bool:
+    """``has_readable_letter`` as it was written before it searched ASCII text by classes."""
+    n = len(text)
+    end = n if stop is None else min(stop, n)
+
+    def reads(at: int) -> bool:
+        token = _payload.letter_token(text, at, min(n, at + _payload.MAX_PAYLOAD), strict_end=False)
+        return token is not None and token[1] in options
+
+    for match in _CAPITAL.finditer(text, 0, end):
+        at = match.start()
+        if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
+            return True
+    for opener in "([{":
+        at = text.find(opener, 0, end)
+        while at != -1:
+            after = at + 1
+            while after < n and text[after] in " \t":
+                after += 1
+            if after < n and text[after].islower() and reads(at):
+                return True
+            at = text.find(opener, at + 1, end)
+    for closer in (*")]}", "\n"):
+        ends = [at for at in range(end) if text[at] == closer]
+        if closer == "\n" and end == n:
+            ends.append(n)
+        skip = " \t" if closer != "\n" else _payload._LINE_END_DECORATION
+        for at in ends:
+            before = at - 1
+            while before >= 0 and text[before] in skip:
+                before -= 1
+            if (
+                before >= 0
+                and text[before].islower()
+                and (before == 0 or not text[before - 1].isalnum())
+                and reads(before)
+            ):
+                return True
+    return False
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    _texts(_LETTER_PIECES),
+    st.sets(st.sampled_from("ABCDEIJ")),
+    st.one_of(st.none(), st.integers(0, 40)),
+)
+def test_has_readable_letter_reads_what_the_capital_scan_read(
+    text: str, letters: set[str], stop: int | None
+) -> None:
+    options = sorted(letters)
+    expected = _readable_reference(text, options, stop)
+    assert _payload.has_readable_letter(text, options, stop) is expected
+
+
+_SEP_PIECES = [" ", "\t", "\n", "or", "and", "nor", "vs", "versus", "/", ",", "*", "$", "B", "(C)", "is", "was", "not",
+               "incorrect", "wrong", "seems", "would be", "for", "part", "(a)", "first", "question", "only"]  # fmt: skip
+
+
+# Each payload pattern with the test read_at and letter_token make before running it.
+_PAYLOAD_GATES = [
+    (_payload._SEP, lambda char: _payload._may_start(char, _payload._SEP_STARTS)),
+    (_payload._RETRACT_AFTER, lambda char: _payload._may_start(char, _payload._RETRACT_STARTS)),
+    (_payload._MATHY_AFTER, lambda char: _payload._may_start(char, _payload._MATHY_STARTS)),
+    (_payload._FOR_PART, lambda char: char in (" ", "\t")),
+    (_payload._JUXTAPOSED_CLOSED, lambda char: char in (" ", "\t")),
+    (_payload._JUXTAPOSED, lambda char: char in (" ", "\t", "(", "[")),
+    (_payload._TAIL, lambda char: char in (".", ")", ":")),
+    (_payload._LETTERS_IN_BRACKETS, lambda char: char == "("),
+]
+
+
+# Latin-1, and the characters that match others caselessly or are blanks outside it.
+_GATE_CHARS = [chr(code) for code in range(256)] + list("\u017f\u0130\u212a\u2003\u2028\u3000≈’")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_texts(_SEP_PIECES))
+def test_payload_patterns_start_only_where_their_gates_let_them(rest: str) -> None:
+    for char in _GATE_CHARS:
+        for pattern, may_start in _PAYLOAD_GATES:
+            if not may_start(char):
+                assert pattern.match(char + rest) is None, (pattern.pattern, char + rest)
+    assert _payload._NOT_LETTER.match(rest) is None or rest.startswith("not")
+
+
+_RESULT_PIECES = ["=", "≈", "is", "this", "equals", "gives us", "gives\n us", "we get", "weget", " ", "a", "s", "x=1"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(_texts(_RESULT_PIECES))
+def test_last_result_link_is_the_last_match_of_the_scan(line: str) -> None:
+    last = None
+    for last in fallbacks._RESULT_LINK.finditer(line):  # noqa: B007 - only the last one is wanted
+        pass
+    found = fallbacks._last_result_link(line)
+    assert (found.span() if found else None) == (last.span() if last else None)
+
+
+# The closing line's "last sentence" search closing_value ran before it read the line itself.
+_LAST_SENTENCE = re.compile(r"(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$")
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(["A", "b", ". ", "! ", "\\", "$", " ", "\t", "\u2003", "x = 2", "\r"]))
+def test_the_last_sentence_search_always_returned_the_whole_stripped_line(text: str) -> None:
+    line = text.rstrip()
+    if line:
+        match = _LAST_SENTENCE.search(line)
+        assert match is not None
+        assert match.group(1) == line
+
+
+_CONCLUSION_PIECES = ["so", "So", "thus", "in conclusion", "in\nconclusion", ". ", ".", ":", "\n", "**", "_", " ", "\t",
+                      "B", ",", "it's", "soon", "x"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(_texts(_CONCLUSION_PIECES))
+def test_conclusion_openings_are_where_its_pattern_matches_after_every_opening(text: str) -> None:
+    step = next(entry.step for entry in default_registry().get("robust").chain if entry.id == "conclusion")
+    low = text.lower()
+    positions = [0, *(m.end() for m in re.compile(statements._OPENING).finditer(low))]
+    expected = [m.span() for m in (step._pattern.match(low, at) for at in positions) if m is not None]
+    assert [m.span() for m in step._openings(low, 0)] == expected

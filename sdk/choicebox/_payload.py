@@ -13,7 +13,9 @@ past it), so a reading costs a bounded amount whatever the text around it holds.
 
 from __future__ import annotations
 
+import functools
 import re
+import string
 from collections.abc import Collection
 from typing import Final, Literal, NamedTuple
 
@@ -100,6 +102,18 @@ _MATHY_AFTER: Final = re.compile(
 _ROMAN_AFTER: Final = re.compile(r"[ \t]*+(?:,|and|&|or)[ \t]*+I{1,3}V?\b|[ \t]++only\b")
 _PART_LABEL_AFTER: Final = re.compile(r"[ \t]++(?:[-+$]?\d|[A-Z][a-z])")
 BRACKETED_LETTER: Final = re.compile(r"(?<![\w\\^_)\]])\(([A-Z])\)")
+# The ASCII characters a match of each pattern can start with (a pattern is run only when the
+# character at the position is one of them, or not ASCII): a failed ``match`` call costs more
+# than the test. Whitespace counts by ``str.isspace``, which is what ``\s`` matches.
+_SEP_STARTS: Final = "*_$,/&;+oOaAvVnN"
+_RETRACT_STARTS: Final = "*_)iIwWaAsS"
+_MATHY_STARTS: Final = "=<>^+/*_-.'$\\"
+
+
+def _may_start(char: str, starts: str) -> bool:
+    """Whether a match of a pattern whose ASCII first characters are ``starts`` (and blanks)
+    can start at ``char``."""
+    return char in starts or char.isspace() or not char.isascii()
 
 
 def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> tuple[int, str, bool, bool] | None:
@@ -117,14 +131,12 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
     opened, closed = match["o"] is not None, match["c"] is not None
     after = match.end()
     if not (opened or closed):
-        word = _WORD_AFTER.match(text, after, limit)
-        if (
-            word is not None
+        if (letter in "AaIi" or letter.islower()) and (
+            (word := _WORD_AFTER.match(text, after, limit)) is not None
             and word.group(1) not in _LETTER_VERBS
-            and (letter in "AaIi" or letter.islower())
         ):
             return None
-        if _MATHY_AFTER.match(text, after, limit):
+        if after < limit and _may_start(text[after], _MATHY_STARTS) and _MATHY_AFTER.match(text, after, limit):
             return None
         if letter.islower() and (strict_end or not _LOWER_END.match(text, after, limit)):
             return None
@@ -155,10 +167,10 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
         p = _PRE.match(text, q, n).end()  # type: ignore[union-attr]
     if p >= n:
         return Reading("empty", (), p)
-    several = _LETTERS_IN_BRACKETS.match(text, p, n)
+    several = _LETTERS_IN_BRACKETS.match(text, p, n) if text[p] == "(" else None
     if several is not None:  # "(BFIJ)"
         return Reading("hedge", tuple(dict.fromkeys(several.group(1))), several.end())
-    withdrawn = _NOT_LETTER.match(text, p, n)
+    withdrawn = _NOT_LETTER.match(text, p, n) if text.startswith("not", p, n) else None
     if withdrawn is not None:  # "not (B)"
         return Reading("retract", (withdrawn.group(1),), withdrawn.end())
     token = letter_token(text, p, n, strict_end=not lowercase)
@@ -167,7 +179,8 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
     end, letter, opened, closed = token
     letters = [letter]
     while True:
-        sep = _SEP.match(text, end, n)
+        follows = text[end] if end < n else ""  # what stands after the letters read so far
+        sep = _SEP.match(text, end, n) if follows and _may_start(follows, _SEP_STARTS) else None
         if sep is not None and sep.end() > end:
             more = letter_token(text, sep.end(), n, strict_end=True)
             if more is not None and (more[2] or more[1] != "I" or opened):
@@ -175,7 +188,7 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
                 end = more[0]
                 continue
         if opened:
-            gap = _JUXTAPOSED.match(text, end, n)
+            gap = _JUXTAPOSED.match(text, end, n) if follows in (" ", "\t", "(", "[") else None
             if gap is not None:
                 more = letter_token(text, gap.end(), n, strict_end=True)
                 if more is not None and more[2] and more[3]:  # "(A) (C)"
@@ -183,7 +196,7 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
                     end = more[0]
                     continue
         elif closed:
-            gap = _JUXTAPOSED_CLOSED.match(text, end, n)
+            gap = _JUXTAPOSED_CLOSED.match(text, end, n) if follows in (" ", "\t") else None
             if gap is not None:
                 more = letter_token(text, gap.end(), n, strict_end=True)
                 if more is not None and more[3] and not more[2]:  # "A) B) C)"
@@ -191,11 +204,12 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
                     end = more[0]
                     continue
         break
-    distinct = tuple(dict.fromkeys(letters))
-    part = _FOR_PART.match(text, end, n) is not None
+    distinct = tuple(dict.fromkeys(letters)) if len(letters) > 1 else (letters[0],)
+    follows = text[end] if end < n else ""
+    part = follows in (" ", "\t") and _FOR_PART.match(text, end, n) is not None
     if len(distinct) > 1:
         return Reading("hedge", distinct, end, part=part)
-    if _RETRACT_AFTER.match(text, end, n):
+    if follows and _may_start(follows, _RETRACT_STARTS) and _RETRACT_AFTER.match(text, end, n):
         return Reading("retract", distinct, end)
     if part:
         # "(F) for (a) and (J) for (b)": the letters of the parts, all of them.
@@ -205,7 +219,7 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
     tail = None
     if not opened:
         back = 1 if text[end - 1 : end] in ".)" else 0
-        tail = _TAIL.match(text, end - back, n)
+        tail = _TAIL.match(text, end - back, n) if text[end - back : end - back + 1] in (".", ")", ":") else None
     return Reading("letter", distinct, end, tail=tail.group(1) if tail else "")
 
 
@@ -225,6 +239,18 @@ def _read_value(text: str, p: int, n: int) -> Reading:
 
 _CAPITAL: Final = re.compile(r"[A-Z](?![A-Za-z0-9])")
 _LINE_END_DECORATION: Final = " \t.!*_$`'\""
+_ASCII_LETTERS_AND_DIGITS: Final = string.ascii_letters + string.digits
+
+
+@functools.lru_cache(maxsize=256)
+def _letter_classes(options: tuple[str, ...]) -> bytes:
+    """A ``bytes.translate`` table for ASCII text: the capitals that are ``options`` to "L",
+    the other ASCII letters and digits to "w" (what ``isalnum`` and ``[A-Za-z0-9]`` are on
+    ASCII), every other character to a blank."""
+    table = bytearray(b" " * 256)
+    for char in _ASCII_LETTERS_AND_DIGITS:
+        table[ord(char)] = ord("L") if char.isupper() and char in options else ord("w")
+    return bytes(table)
 
 
 def has_readable_letter(text: str, options: Collection[str], stop: int | None = None) -> bool:
@@ -241,10 +267,23 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
         token = letter_token(text, at, min(n, at + MAX_PAYLOAD), strict_end=False)
         return token is not None and token[1] in options
 
-    for match in _CAPITAL.finditer(text, 0, end):
-        at = match.start()
-        if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
-            return True
+    if text.isascii():
+        # The standalone option capitals are found at C speed: each character is mapped to its
+        # class (an option capital, another letter or digit, anything else) and " L " is
+        # searched for. A capital before ``end`` that is followed by a letter or digit at
+        # ``end`` or later is not found, where ``_CAPITAL`` (which sees ``end`` as the text's
+        # end) would find it; ``letter_token`` reads the whole text and refuses it anyway.
+        classes = b" " + text.encode("ascii").translate(_letter_classes(tuple(options))) + b" "
+        at = classes.find(b" L ", 0, end + 2)  # at: the capital's index in ``text``
+        while at != -1:
+            if reads(at):
+                return True
+            at = classes.find(b" L ", at + 1, end + 2)
+    else:
+        for match in _CAPITAL.finditer(text, 0, end):
+            at = match.start()
+            if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
+                return True
     for opener in "([{":
         at = text.find(opener, 0, end)
         while at != -1:

@@ -144,16 +144,38 @@ class StrayLetter:
         return found
 
 
-_LAST_SENTENCE: Final = re.compile(r"(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$")
 _RESULT_LINK: Final = re.compile(r"=|≈|\bis\b|\bequals\b|\bgives\s++us\b|\bwe\s++get\b")
+# The literal each alternative of ``_RESULT_LINK`` starts with. No match of one alternative can
+# overlap a match of another, so the last match a scan would find is the one of them that starts
+# last: found from the right with ``rfind``, where the scan (whose alternatives open with
+# ``\b``, so the engine cannot skip ahead) tries every character of a line of 2,000.
+_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "equals", "gives", "we")
+
+
+def _last_result_link(line: str) -> re.Match[str] | None:
+    """The last match of ``_RESULT_LINK`` in ``line``, as ``finditer`` would find it."""
+    last = None
+    for anchor in _RESULT_LINK_ANCHORS:
+        stop = len(line)
+        floor = last.start() + 1 if last is not None else 0  # only a later start can win
+        while True:
+            at = line.rfind(anchor, floor, stop)
+            if at == -1:
+                break
+            link = _RESULT_LINK.match(line, at)
+            if link is not None:
+                last = link
+                break
+            stop = at + len(anchor) - 1  # the occurrences that start before ``at``
+    return last
 _COMPLETE_END: Final = ".!$"
 
 
 @register_step_kind("closing_value")
 @attrs.frozen(kw_only=True)
 class ClosingValue:
-    """A complete output whose closing sentence ends in one option's full content:
-    "... = 200$ lines per mm." with an option "200 lines per mm". The value after the sentence's
+    """A complete output whose closing line ends in one option's full content:
+    "... = 200$ lines per mm." with an option "200 lines per mm". The value after the line's
     last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text.
     """
 
@@ -173,14 +195,14 @@ class ClosingValue:
         if len(line) > 2000:
             line_start = len(text) - 2000
             line = text[line_start:]
-        sentence_match = _LAST_SENTENCE.search(line)
-        sentence = sentence_match.group(1) if sentence_match else line
-        link = None
-        for link in _RESULT_LINK.finditer(sentence):  # noqa: B007 - only the last one is wanted
-            pass
+        # The closing sentence is read as the whole last line: the line holds no newline and
+        # ends in no blank (``text`` is stripped), so a search for its last sentence
+        # (``(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$``) always matched at its start
+        # and returned all of it, at the cost of a lazy scan of up to 2,000 characters.
+        link = _last_result_link(line)
         if link is None:
             return []
-        value = sentence[link.end() :].strip().rstrip(".!").strip()
+        value = line[link.end() :].strip().rstrip(".!").strip()
         if not value or len(value) > self.max_value:
             return []
         hits = context.features.matching_letters(value)

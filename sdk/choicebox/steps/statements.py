@@ -481,7 +481,7 @@ class OptionVerdict:
 # --- "I'd go with B", "the best one is C" --------------------------------------------------------
 
 # Where a sentence or a line opens: after its end mark or a newline, past blanks and markdown.
-_OPENING: Final = re.compile(r"[.!?:\n][ \t]*+[*_]*+")
+_OPENING: Final = r"[.!?:\n][ \t]*+[*_]*+"
 _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 
 
@@ -578,15 +578,20 @@ class Conclusion:
     window: int = 600
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _opening: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
+        words = rf"{alternation(self.words)}\b"
         object.__setattr__(
             self,
             "_pattern",
-            re.compile(
-                rf"{alternation(self.words)}\b[*_]*+[ \t]*+[,:]?[ \t]*+(?:it\s*+['’]?s\s++|it\s++is\s++)?"
-            ),
+            re.compile(rf"{words}[*_]*+[ \t]*+[,:]?[ \t]*+(?:it\s*+['’]?s\s++|it\s++is\s++)?"),
         )
+        # Where a sentence opens with a concluding word: everything ``_pattern`` needs after
+        # the word is optional, so it matches exactly where the lookahead does. An opening
+        # holds no end mark after its first character, so the openings this finds are those
+        # that scanning every opening finds, and the regex engine skips the others itself.
+        object.__setattr__(self, "_opening", re.compile(rf"{_OPENING}(?={words})"))
 
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
@@ -594,7 +599,7 @@ class Conclusion:
     def _openings(self, low: str, start: int) -> list[re.Match[str]]:
         """The concluding phrases that open a sentence or a line in ``low[start:]``."""
         positions = [0] if start == 0 else []
-        positions += [m.end() for m in _OPENING.finditer(low, start)]
+        positions += [m.end() for m in self._opening.finditer(low, start)]
         found = []
         for at in positions:
             match = self._pattern.match(low, at)
