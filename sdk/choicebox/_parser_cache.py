@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -67,6 +66,8 @@ def lalr_parser(name: str, grammar: str) -> Lark:
 
 def _save(parser: Lark, path: Path) -> None:
     """Write ``parser`` to ``path`` atomically; any failure leaves the cache as it was."""
+    import tempfile  # noqa: PLC0415  10 ms (with shutil) that only writing a cache file needs
+
     temporary: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
