@@ -265,6 +265,53 @@ def test_the_app_bounds_reading_a_body_by_itself() -> None:
     assert b"did not arrive within 0.3 s" in sent[1]["body"]
 
 
+def _asgi_reply(app: Any, body: bytes, headers: list[tuple[bytes, bytes]]) -> list[Any]:
+    """What ``app`` sends for ``POST /verify`` with ``body``, message by message."""
+    sent: list[Any] = []
+    chunks = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if chunks:
+            return chunks.pop()
+        return {"type": "http.disconnect"}
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(dict(message))
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "path": "/verify", "raw_path": b"/verify", "query_string": b"", "headers": headers,
+        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2), "scheme": "http",
+    }  # fmt: skip
+    asyncio.run(app(scope, receive, send))
+    return sent
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        orjson.dumps(_request()),  # graded
+        orjson.dumps(_request(r"\boxed{Z}")),  # a letter that is no option
+        orjson.dumps(_request(options=[{"A": "one"}])),  # bad task data: masked
+        orjson.dumps({k: v for k, v in _request().items() if k != "response"}),  # 422
+        b"{not json",  # 400
+        b"[1, 2]",  # no object
+        orjson.dumps(_request(template_metadata={"output_regex": "(?P<x>[A-D])"})),
+        b"x" * 2_000,  # over the body limit below: 413
+    ],
+)
+def test_the_verify_lane_answers_as_the_verify_route(body: bytes) -> None:
+    """``POST /verify`` skips Starlette's router for speed; its replies (status, headers, body)
+    must be the route's, which answers when the lane is off."""
+    headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+    app = create_app(grade_workers=0, max_body_bytes=1_500)
+    fast = _asgi_reply(app, body, headers)
+    app.verify_lane = None  # type: ignore[attr-defined]
+    routed = _asgi_reply(app, body, headers)
+    assert fast == routed
+    assert fast[0]["type"] == "http.response.start"
+
+
 # --- bounded error replies --------------------------------------------------------------------
 
 

@@ -46,6 +46,7 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from choicebox._errors import MetricsError, WireFormatError
 from choicebox._modes import ModeRegistry, default_registry
@@ -299,15 +300,41 @@ def _guarded(handler: Handler) -> Handler:
     async def run(request: Request) -> Response:
         try:
             return await handler(request)
-        except ClientError as exc:
-            return _error(exc.status, exc.detail)
-        except ClientDisconnect:
-            return _error(400, "the client disconnected before the body was read")
-        except Exception:
-            logger.exception("unexpected error on %s %s", request.method, request.url.path)
-            return _error(500, "internal server error")
+        except Exception as exc:
+            return _failure_reply(exc, request.method, request.url.path)
 
     return run
+
+
+def _failure_reply(exc: Exception, method: str, path: str) -> Response:
+    """The reply to a request whose handler raised ``exc``: its 4xx, or a logged 500."""
+    if isinstance(exc, ClientError):
+        return _error(exc.status, exc.detail)
+    if isinstance(exc, ClientDisconnect):
+        return _error(400, "the client disconnected before the body was read")
+    logger.error("unexpected error on %s %s", method, path, exc_info=exc)
+    return _error(500, "internal server error")
+
+
+class _Server(Starlette):
+    """Starlette, with ``POST /verify`` (the request every rollout makes) answered before its
+    middleware and router: they, and building a ``Request``, cost about a third of a small
+    verify's time in the server. Everything else, ``/verify`` with another method or path
+    included, goes through Starlette."""
+
+    verify_lane: Callable[[Scope, Receive, Send], Awaitable[None]] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        lane = self.verify_lane
+        if (
+            lane is not None
+            and scope["type"] == "http"
+            and scope["path"] == "/verify"
+            and scope["method"] == "POST"
+        ):
+            await lane(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 # --- one grading request, without HTTP: what a worker process runs ---------------------------
@@ -402,8 +429,8 @@ def create_app(
     limit = max_body_bytes
     too_large = f"request body exceeds the limit of {limit} bytes"
 
-    async def read_body(request: Request) -> bytes:
-        length = request.headers.get("content-length")
+    async def read_body(length: str | None, receive: Receive) -> bytes:
+        """The body of a request whose Content-Length header is ``length`` (or none)."""
         if length is not None:
             if not length.isdigit():
                 raise ClientError(400, "invalid Content-Length header")
@@ -411,7 +438,6 @@ def create_app(
                 raise ClientError(413, too_large)
         chunks: list[bytes] = []
         size = 0
-        receive = request.receive
         try:
             # asyncio's own timeout and the ASGI messages read directly: anyio's cancel scope
             # and Starlette's stream generator cost about a tenth of a small request's time.
@@ -435,18 +461,17 @@ def create_app(
             ) from None
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def graded(route: str, body: bytes) -> Response:
+    async def reply_to(route: str, body: bytes) -> tuple[int, bytes]:
+        """The status and JSON reply to ``body`` on a grading route."""
         if pool is None:
             if len(body) <= INLINE_MAX_BYTES and b"output_regex" not in body:
-                status, reply = respond(verifier, route, body)
-            else:  # a large body or sample regexes (the regex engine releases the GIL)
-                status, reply = await anyio.to_thread.run_sync(respond, verifier, route, body)
-            return Response(reply, status_code=status, media_type=_JSON)
+                return respond(verifier, route, body)
+            # A large body or sample regexes (the regex engine releases the GIL).
+            return await anyio.to_thread.run_sync(respond, verifier, route, body)
         if route == "verify" and len(body) <= POOL_INLINE_MAX_BYTES and b"output_regex" not in body:
-            status, reply = respond(verifier, route, body)
-            return Response(reply, status_code=status, media_type=_JSON)
+            return respond(verifier, route, body)
         try:
-            status, reply = await pool.run(route, body)
+            return await pool.run(route, body)
         except WorkerTimeout:
             raise ClientError(
                 503,
@@ -458,20 +483,36 @@ def create_app(
             raise ClientError(
                 503, f"the grading process died while grading the request ({exc})"
             ) from None
-        return Response(reply, status_code=status, media_type=_JSON)
 
     def grading_route(route: str) -> Handler:
         async def handle(request: Request) -> Response:
-            return await graded(route, await read_body(request))
+            body = await read_body(request.headers.get("content-length"), request.receive)
+            status, reply = await reply_to(route, body)
+            return Response(reply, status_code=status, media_type=_JSON)
 
         handle.__name__ = route
         return handle
 
+    async def verify_lane(scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /verify`` as its route answers it, read off the ASGI scope (see ``_Server``)."""
+        length = None
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                length = value.decode("latin-1")
+                break
+        try:
+            status, reply = await reply_to("verify", await read_body(length, receive))
+            response = Response(reply, status_code=status, media_type=_JSON)
+        except Exception as exc:
+            response = _failure_reply(exc, "POST", "/verify")
+        await response(scope, receive, send)
+
     async def optional_body(request: Request) -> Any:
         """A session request's body, decoded (None when it has none)."""
-        if request.headers.get("content-length") == "0":
+        length = request.headers.get("content-length")
+        if length == "0":
             return None
-        body = await read_body(request)
+        body = await read_body(length, request.receive)
         return _decode(body) if body.strip() else None
 
     cookie = SessionCookie(server_name)
@@ -524,7 +565,8 @@ def create_app(
         # Gym's liveness paths: it polls GET / until a server answers.
         *(Route(path, _guarded(alive), methods=["GET"]) for path in _LIVENESS_PATHS),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = _Server(routes=routes, lifespan=lifespan)
+    app.verify_lane = verify_lane
     app.state.verifier = verifier
     app.state.pool = pool
     return app
