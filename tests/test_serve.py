@@ -642,3 +642,25 @@ def test_unknown_server_mode_fails_at_start() -> None:
     assert proc.returncode == 2
     assert "telepathy" in proc.stderr
     assert "strict_single_letter_boxed" in proc.stderr
+
+
+def test_serve_loads_the_modes_of_its_rules_dirs(tmp_path: Any) -> None:
+    """``--rules-dir`` (the option every grading command shares) reaches the server's workers."""
+    (tmp_path / "house.yaml").write_text(
+        "version: 1\nid: house\ndescription: the house mode\nextends: strict_single_letter_boxed\n"
+    )
+    for base in _start("--rules-dir", str(tmp_path), "--mode", "house"):
+        reply = httpx.post(f"{base}/verify", json=_request(), timeout=30)
+        assert reply.status_code == 200, reply.text
+        assert (reply.json()["grading_mode"], reply.json()["reward"]) == ("house", 1.0)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["grade", "x.jsonl"], ["compare", "x.jsonl"], ["explain", "x.jsonl"], ["serve"], ["rules", "list"]],
+)
+def test_every_grading_command_takes_repeated_rules_dirs(argv: list[str]) -> None:
+    from choicebox.cli import build_parser
+
+    args = build_parser().parse_args([*argv, "--rules-dir", "one", "--rules-dir", "two"])
+    assert args.rules_dir == ["one", "two"]

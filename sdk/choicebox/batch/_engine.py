@@ -10,13 +10,12 @@ from typing import Any, Final
 
 import orjson
 
-from choicebox._errors import UnknownModeError, WireFormatError
-from choicebox._grading import VERDICT_KEYS, Verdict, grade_text, invalid_output_verdict
+from choicebox._errors import UnknownModeError
+from choicebox._grading import VERDICT_KEYS, Verdict, grade_output
 from choicebox._modes import GradingMode, ModeRegistry, default_registry
 from choicebox._problems import Problem
 from choicebox._reader import RowReading, read_mcqa_row
 from choicebox._regex import DEFAULT_TIMEOUT
-from choicebox._rollout import response_text
 from choicebox.jsonl import raw_fields
 from choicebox.metrics._records import (
     EXEMPLARS_PER_KIND,
@@ -84,12 +83,8 @@ class Grader:
 
     def _verdict(self, reading: RowReading, mode: GradingMode, response: object) -> Verdict:
         """The verdict, as ``grade`` gives it on the sample the reading would build."""
-        try:
-            text = response_text(response)
-        except WireFormatError as exc:
-            return invalid_output_verdict(reading.expected_answer, mode, exc)
-        return grade_text(
-            text,
+        return grade_output(
+            response,
             reading.options,
             reading.expected_answer,
             mode,
@@ -225,11 +220,11 @@ def _append_spliced(
     """
     shared = row.keys() & _WRITTEN
     from_prompt = "options" not in row
-    if shared and (not shared <= _DATA_FIELDS or "options_source" in shared):
+    if not shared <= _DATA_FIELDS:  # graded before, or a verify response
         fields = _unshared_fields(row, verdict, shared, from_prompt)
         if fields is None:
             return False
-        suffix = orjson.dumps(fields)[1:] + b"\n" if fields else b"}\n"
+        suffix = _suffix(fields)
     else:
         if "grading_mode" in shared and row["grading_mode"] != verdict.mode:
             return False  # the row's own mode, overridden: its field changes in place
@@ -244,7 +239,7 @@ def _append_spliced(
         if cached is None:
             fields = _unshared_fields(row, verdict, shared, from_prompt)
             assert fields is not None  # the shared fields were compared above
-            cached = orjson.dumps(fields)[1:] + b"\n" if fields else b"}\n"
+            cached = _suffix(fields)
             if len(suffixes) >= _MAX_SUFFIXES:
                 suffixes.clear()  # details that quote the output (a value) make many of them
             suffixes[key] = cached
@@ -261,6 +256,12 @@ def _append_spliced(
     parts.append(memoryview(raw)[: end - 1])
     parts.append(b"," + suffix if row else suffix)
     return True
+
+
+def _suffix(fields: dict[str, Any]) -> bytes:
+    """What follows the input's bytes, less its closing brace: the verdict's ``fields`` encoded
+    without their opening brace (the input object's own one stands for it), and the newline."""
+    return orjson.dumps(fields)[1:] + b"\n" if fields else b"}\n"
 
 
 _BLANK_BYTES: Final = frozenset(b" \t\r\n\x0b\x0c")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["positive_int"]
+__all__ = ["add_rules_dir", "positive_int"]
 
 
 def positive_int(text: str) -> int:
@@ -16,3 +16,15 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def add_rules_dir(parser: argparse.ArgumentParser) -> None:
+    """``--rules-dir D`` (repeatable, into ``args.rules_dir``): the commands that grade all load
+    extra rule files the same way."""
+    parser.add_argument(
+        "--rules-dir",
+        metavar="D",
+        action="append",
+        default=[],
+        help="a directory of extra rule files (repeatable)",
+    )

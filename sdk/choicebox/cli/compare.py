@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from choicebox._errors import RuleFileError, UnknownModeError
-from choicebox.cli._args import positive_int
+from choicebox.cli._args import add_rules_dir, positive_int
 
 __all__ = ["register"]
 
@@ -35,13 +35,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--after", default="row", metavar="SIDE", help="row (default), recorded, or a grading mode"
     )
-    parser.add_argument(
-        "--rules-dir",
-        metavar="D",
-        action="append",
-        default=[],
-        help="a directory of extra rule files (repeatable)",
-    )
+    add_rules_dir(parser)
     parser.add_argument(
         "--exemplars",
         metavar="N",

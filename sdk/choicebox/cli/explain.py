@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from choicebox._errors import ChoiceboxError
+from choicebox.cli._args import add_rules_dir
 
 __all__ = ["register"]
 
@@ -54,13 +55,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--mode", metavar="M", help="grading mode (default: the row's, or robust for --text)"
     )
-    parser.add_argument(
-        "--rules-dir",
-        metavar="D",
-        action="append",
-        default=[],
-        help="extra rule files (repeatable)",
-    )
+    add_rules_dir(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.set_defaults(handler=_explain)
 

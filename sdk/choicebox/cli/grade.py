@@ -11,7 +11,7 @@ from typing import IO, Any, Final
 
 from choicebox._errors import BatchError, RuleFileError, UnknownModeError
 from choicebox.batch import BatchResult, Progress, default_output, grade_file
-from choicebox.cli._args import positive_int
+from choicebox.cli._args import add_rules_dir, positive_int
 
 __all__ = ["register"]
 
@@ -40,13 +40,7 @@ def register(commands: Any) -> None:
         help="where to write graded rows (default: <INPUT stem>_graded.jsonl beside the input)",
     )
     parser.add_argument("--mode", metavar="M", help="grading mode for every row (default: per row)")
-    parser.add_argument(
-        "--rules-dir",
-        metavar="D",
-        action="append",
-        default=[],
-        help="a directory of extra rule files (repeatable)",
-    )
+    add_rules_dir(parser)
     parser.add_argument(
         "--workers",
         metavar="N",

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from choicebox._errors import ChoiceboxError
 from choicebox._modes import GradingMode, ModeRegistry, default_registry
+from choicebox.cli._args import add_rules_dir
 
 if TYPE_CHECKING:
     from choicebox.testing import ExampleResult
@@ -34,13 +35,7 @@ def register(commands: Any) -> None:
     sub = parser.add_subparsers(dest="rules_command", metavar="SUBCOMMAND")
 
     listing = sub.add_parser("list", help="the grading modes, with their descriptions")
-    listing.add_argument(
-        "--rules-dir",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="also load the rule files of DIR (repeatable)",
-    )
+    add_rules_dir(listing)
     listing.add_argument("--json", action="store_true", help="print JSON instead of text")
     listing.set_defaults(handler=_list)
 

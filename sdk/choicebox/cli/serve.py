@@ -11,7 +11,7 @@ from typing import Any, Final
 import orjson
 
 from choicebox._errors import ChoiceboxError
-from choicebox.cli._args import positive_int
+from choicebox.cli._args import add_rules_dir, positive_int
 
 __all__ = ["register"]
 
@@ -74,14 +74,7 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--mode", default=None, help="grading mode for every request, overriding grading_mode"
     )
-    parser.add_argument(
-        "--rules-dir",
-        dest="rules_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="a directory of rule files to load (repeatable)",
-    )
+    add_rules_dir(parser)
     parser.add_argument(
         "--workers", type=positive_int, default=1, help="server processes (default 1)"
     )
@@ -158,7 +151,7 @@ def register(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from choicebox.server import CONFIG_ENV, create_app  # noqa: PLC0415  loaded when the command runs, so the CLI starts fast
 
-    config: dict[str, Any] = {"rules_dirs": list(args.rules_dirs)}
+    config: dict[str, Any] = {"rules_dirs": list(args.rules_dir)}
     if args.mode is not None:
         config["mode"] = args.mode
     for name in _APP_OPTIONS:

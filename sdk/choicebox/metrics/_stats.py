@@ -101,12 +101,12 @@ def _plain_floats(scores: object) -> list[float] | None:
     """``scores`` as floats when it is a flat sequence of Python numbers, else ``None`` (numpy
     reads it, and says what is wrong with it)."""
     if isinstance(scores, array) and scores.typecode in "dfbBhHiIlLqQ":
-        return [float(x) for x in scores]
+        return scores.tolist()
     if not isinstance(scores, list | tuple):
         return None
     if not all(type(x) is float or type(x) is int or type(x) is bool for x in scores):
         return None
-    return [float(x) for x in scores]
+    return list(scores)  # ints and bools count, sum and compare as the floats they equal
 
 
 def _plain_interval(
