@@ -8,6 +8,7 @@ a ``.partial`` file by reading them.
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -19,11 +20,13 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from choicebox._modes import COMPONENTS
 from choicebox.batch import Grader, _local, grade_file, partial_path, sidecar_paths
 from choicebox.batch._engine import _numbered_lines
-from choicebox.batch._files import Span, input_spans
+from choicebox.batch._files import Span, count_newlines, input_spans
 from choicebox.batch._local import LocalRunner
 from choicebox.batch._pipeline import Graded, Job, Runner, grade_with
 from choicebox.batch._records import _task_key, record_of
@@ -394,3 +397,26 @@ def test_this_process_grades_the_next_spans_while_the_pool_is_busy(tmp_path: Pat
     here = [piece for piece in graded if piece.records]
     assert 0 < len(here) < len(spans)
     assert pool.handed == len(spans) - len(here)
+
+
+# Lines of every length around the point where counting switches from `find` to `count`.
+_LINES = st.lists(
+    st.one_of(st.integers(0, 40), st.integers(400, 3_000)).map(lambda n: b"x" * n),
+    max_size=300,
+)
+
+
+@given(lines=_LINES, end=st.sampled_from([b"", b"\n", b"tail"]))
+def test_count_newlines_counts_what_bytes_count_counts(lines: list[bytes], end: bytes) -> None:
+    data = b"\n".join(lines) + end
+    assert count_newlines(data) == data.count(b"\n")
+
+
+@given(lines=_LINES, size=st.integers(1, 5_000))
+def test_spans_are_numbered_by_the_lines_before_them(lines: list[bytes], size: int) -> None:
+    data = b"\n".join(lines) + b"\n"
+    spans = list(input_spans(io.BytesIO(data), offset=0, first_line=1, size=size))
+    assert b"".join(span.data for span in spans) == data
+    for span in spans:
+        assert span.data.endswith(b"\n")
+        assert span.first_line == data[: span.offset].count(b"\n") + 1

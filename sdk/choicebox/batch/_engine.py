@@ -298,5 +298,5 @@ def _error_row(line: int, problem: str, uuid: object) -> dict[str, Any]:
 def _numbered_lines(span: bytes, first_line: int) -> Iterator[tuple[int, bytes]]:
     """The non-blank lines of ``span`` with their numbers (the span starts at ``first_line``)."""
     for number, raw in enumerate(span.split(b"\n"), start=first_line):
-        if raw.strip():
+        if raw and not raw.isspace():  # `raw.strip()` without copying the line
             yield number, raw

@@ -241,7 +241,31 @@ def input_spans(handle: IO[bytes], *, offset: int, first_line: int, size: int) -
         yield Span(index, data, offset, len(data), first_line)
         index += 1
         offset += len(data)
-        first_line += data.count(b"\n")
+        first_line += count_newlines(data)
+
+
+# Below this many bytes per line on average, one `bytes.count` beats a `find` per line.
+_FIND_PER_LINE_MIN: Final = 512
+
+
+def count_newlines(data: bytes) -> int:
+    """How many ``\n`` bytes ``data`` holds.
+
+    ``bytes.count`` of one byte looks at every byte (0.6 ms a megabyte here); ``find`` jumps to
+    the next newline with ``memchr``, a quarter of that on rollout rows of kilobytes, but it is
+    one call per line. So lines are found one by one while they are long on average, and the
+    rest is counted once they are not: never much slower than ``count``, and the input's
+    reader counts every byte of a run.
+    """
+    find = data.find
+    count = 0
+    at = find(b"\n")
+    while at >= 0:
+        count += 1
+        if not count & 63 and at < count * _FIND_PER_LINE_MIN:
+            return count + data.count(b"\n", at + 1)
+        at = find(b"\n", at + 1)
+    return count
 
 
 def skip_rows(handle: IO[bytes], rows: int) -> tuple[int, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import sys
@@ -95,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         from choicebox.batch.ray import grade_file_ray  # noqa: PLC0415  only for --engine ray
 
         engine = grade_file_ray
+    # This process only grades from here on: what it has loaded (modules, modes, compiled
+    # patterns) leaves the collector's way, so the full collections of a long run stay short
+    # (about 0.05 s of 6 on 200k rows), as in `choicebox serve`. Forked workers inherit it.
+    gc.freeze()
     try:
         result = engine(
             args.input,
