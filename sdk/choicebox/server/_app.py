@@ -415,9 +415,8 @@ def create_app(
     here, at start-up, not per request. ``grade_workers`` processes grade (started with the app,
     or on the first request); a request they have not answered within ``grade_timeout`` seconds
     gets a 503. ``grade_workers=0`` grades in this process. A body not received within
-    ``body_timeout`` seconds gets a 408.
-    here, at start-up, not per request. ``server_name`` (Gym's instance name) names the session
-    cookie.
+    ``body_timeout`` seconds gets a 408. ``server_name`` (Gym's instance name) names the
+    session cookie.
     """
     verifier = Verifier(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
     pool: WorkerPool | None = None

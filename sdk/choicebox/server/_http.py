@@ -79,7 +79,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0  # bytes received towards the current head
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(_CoalescedWrites(transport, self.loop))  # type: ignore[arg-type]
         self._arm(self._limits.header_timeout)  # a connection that never sends a head is closed
 
     def data_received(self, data: bytes) -> None:
@@ -143,3 +143,57 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if reply:
             self.transport.write(reply)
         self.transport.close()
+
+
+class _CoalescedWrites:
+    """A transport whose writes in one turn of the event loop leave as one write, at its end.
+
+    uvicorn writes a response's status line and headers, then its body: two writes, so two
+    ``send`` calls and two TCP segments for every small reply, where the second is most of the
+    cost of the first (on loopback, a segment is delivered in the sender's own system call). A
+    response is written within one turn (nothing between its messages waits), so its head and
+    body leave together. Everything else is the transport's own.
+    """
+
+    __slots__ = ("_loop", "_pending", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes | bytearray | memoryview] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._pending:
+            self._loop.call_soon(self._flush)
+        self._pending.append(data)
+
+    def writelines(self, lines: Any) -> None:
+        for data in lines:
+            self.write(data)
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = []
+        if self._transport.is_closing():
+            return  # closed meanwhile (``close`` sends what was written before it)
+        self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def write_eof(self) -> None:
+        self._flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._pending = []
+        self._transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
