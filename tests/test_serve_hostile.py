@@ -18,6 +18,7 @@ from choicebox._modes import default_registry
 from choicebox.cli import build_parser
 from choicebox.server import create_app
 from choicebox.server._app import (
+    BODY_DEADLINE_EXTENSION,
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_GRADE_TIMEOUT,
     DEFAULT_GRADE_WORKERS,
@@ -263,6 +264,44 @@ def test_the_app_bounds_reading_a_body_by_itself() -> None:
     assert sent[0]["status"] == 408
     assert (b"connection", b"close") in sent[0]["headers"]
     assert b"did not arrive within 0.3 s" in sent[1]["body"]
+
+
+def _late_body_reply(body_timeout: float, server_seconds: float) -> list[MutableMapping[str, Any]]:
+    """What the app sends when a body arrives 0.6 s after the head, behind a server whose scope
+    says it ends late bodies itself after ``server_seconds``."""
+    app = create_app(grade_workers=0, body_timeout=body_timeout)
+    body = orjson.dumps(_request())
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def scenario() -> None:
+        async def receive() -> dict[str, Any]:
+            await asyncio.sleep(0.6)
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "path": "/verify", "raw_path": b"/verify", "query_string": b"",
+            "headers": [(b"content-length", str(len(body)).encode())],
+            "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2), "scheme": "http",
+            "extensions": {BODY_DEADLINE_EXTENSION: {"seconds": server_seconds}},
+        }  # fmt: skip
+        await asyncio.wait_for(app(scope, receive, send), 10)
+
+    asyncio.run(scenario())
+    return sent
+
+
+def test_the_app_leaves_a_late_body_to_a_server_that_ends_it_as_soon() -> None:
+    # The server's deadline (0.2 s) is the one that holds; the app sets no second timer, so
+    # in this scenario, where the server does not act, the body is read.
+    assert _late_body_reply(body_timeout=0.3, server_seconds=0.2)[0]["status"] == 200
+
+
+def test_the_app_keeps_its_own_deadline_when_the_server_s_is_longer() -> None:
+    assert _late_body_reply(body_timeout=0.3, server_seconds=100)[0]["status"] == 408
 
 
 def _asgi_reply(app: Any, body: bytes, headers: list[tuple[bytes, bytes]]) -> list[Any]:

@@ -1,4 +1,5 @@
-"""How ``choicebox serve``'s replies leave the process: a small reply in one write.
+"""What ``choicebox serve``'s protocol adds between a connection and the app: a small reply
+leaves in one write, and the scope says that the server bounds the body's arrival.
 
 uvicorn writes a response's head and its body separately; on a kept-alive connection under load
 that is two ``send`` calls and two TCP segments per verify, which cost a quarter of the server's
@@ -16,7 +17,8 @@ import uvicorn
 from uvicorn.server import ServerState
 
 from choicebox.server import create_app
-from choicebox.server._http import GuardedHttpToolsProtocol, _CoalescedWrites
+from choicebox.server._app import BODY_DEADLINE_EXTENSION
+from choicebox.server._http import GuardedHttpToolsProtocol, _CoalescedWrites, _limits
 from test_serve import _request
 
 
@@ -159,3 +161,30 @@ def test_everything_else_is_the_transport_s_own() -> None:
         assert writes.is_closing() is True
     finally:
         loop.close()
+
+
+def test_the_scope_says_the_server_ends_a_late_body() -> None:
+    scopes: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        scopes.append(scope)
+        await receive()
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def one_request() -> None:
+        config = uvicorn.Config(app=app, lifespan="off", log_level="warning")
+        config.load()
+        protocol = GuardedHttpToolsProtocol(
+            config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop()
+        )
+        protocol.connection_made(_Recording())
+        protocol.data_received(b"POST /verify HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+        for _ in range(200):
+            await asyncio.sleep(0.005)
+            if scopes:
+                break
+        protocol.connection_lost(None)
+
+    asyncio.run(one_request())
+    assert scopes[0]["extensions"][BODY_DEADLINE_EXTENSION] == {"seconds": _limits().body_timeout}

@@ -7,7 +7,8 @@ head of any size. ``GuardedHttpToolsProtocol`` adds, per connection:
 
 * a head deadline: the request line and headers must be complete ``header_timeout`` seconds after
   the connection opens, or after the first byte of each later request on it;
-* a body deadline: the body must be complete ``body_timeout`` seconds after its head;
+* a body deadline: the body must be complete ``body_timeout`` seconds after its head (the
+  scope's ``choicebox.body_deadline`` extension says so, and the app sets no timer of its own);
 * a head bound: a head over ``max_header_bytes`` gets ``431`` and the connection is closed.
 
 On a deadline the server answers ``408`` (unless the app has begun its response, or no byte of a
@@ -27,7 +28,7 @@ import attrs
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ._app import CONFIG_ENV, DEFAULT_BODY_TIMEOUT
+from ._app import BODY_DEADLINE_EXTENSION, CONFIG_ENV, DEFAULT_BODY_TIMEOUT
 
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
@@ -103,6 +104,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
+        # The app's task has not run yet: the body deadline it finds in the scope is this one.
+        extensions = self.scope.setdefault("extensions", {})
+        extensions[BODY_DEADLINE_EXTENSION] = {"seconds": self._limits.body_timeout}
         self._ends += 1
         self._head_bytes = 0
         self._in_body = True
