@@ -1,5 +1,7 @@
-"""What ``choicebox serve``'s protocol adds between a connection and the app: a small reply
-leaves in one write, and the scope says that the server bounds the body's arrival.
+"""What ``choicebox serve``'s protocol adds between a connection and the app, at little cost per
+request: a small reply leaves in one write, the scope says that the server bounds the body's
+arrival, and a deadline moved by the next one holds (``test_serve_hostile`` has the deadlines
+met and missed over real sockets).
 
 uvicorn writes a response's head and its body separately; on a kept-alive connection under load
 that is two ``send`` calls and two TCP segments per verify, which cost a quarter of the server's
@@ -18,7 +20,12 @@ from uvicorn.server import ServerState
 
 from choicebox.server import create_app
 from choicebox.server._app import BODY_DEADLINE_EXTENSION
-from choicebox.server._http import GuardedHttpToolsProtocol, _CoalescedWrites, _limits
+from choicebox.server._http import (
+    ConnectionLimits,
+    GuardedHttpToolsProtocol,
+    _CoalescedWrites,
+    _limits,
+)
 from test_serve import _request
 
 
@@ -188,3 +195,73 @@ def test_the_scope_says_the_server_ends_a_late_body() -> None:
 
     asyncio.run(one_request())
     assert scopes[0]["extensions"][BODY_DEADLINE_EXTENSION] == {"seconds": _limits().body_timeout}
+
+
+def _verify_request() -> bytes:
+    body = orjson.dumps(_request())
+    return b"POST /verify HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+async def _connected(limits: ConnectionLimits) -> tuple[GuardedHttpToolsProtocol, _Recording]:
+    config = uvicorn.Config(app=create_app(grade_workers=0), lifespan="off", log_level="warning")
+    config.load()
+    protocol = GuardedHttpToolsProtocol(
+        config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop()
+    )
+    protocol._limits = limits
+    transport = _Recording()
+    protocol.connection_made(transport)
+    return protocol, transport
+
+
+async def _settle(transport: _Recording, writes: int) -> None:
+    for _ in range(400):
+        if len(transport.writes) >= writes or transport.closing:
+            return
+        await asyncio.sleep(0.005)
+
+
+def test_the_body_deadline_outlasts_the_head_deadline_it_replaces() -> None:
+    # The head's deadline (0.2 s) is replaced by the body's (0.6 s after the head): a body that
+    # comes 0.35 s after its head is in time, though the first timer fell before it.
+    request = _verify_request()
+    cut = request.index(b"\r\n\r\n") + 4
+    head, body = request[:cut], request[cut:]
+
+    async def scenario() -> _Recording:
+        protocol, transport = await _connected(ConnectionLimits(header_timeout=0.2, body_timeout=0.6))
+        protocol.data_received(head[:20])
+        await asyncio.sleep(0.01)
+        protocol.data_received(head[20:])
+        await asyncio.sleep(0.35)
+        protocol.data_received(body)
+        await _settle(transport, 1)
+        protocol.connection_lost(None)
+        return transport
+
+    transport = asyncio.run(scenario())
+    ((status, reply),) = _replies(transport.writes[0])
+    assert status == b"HTTP/1.1 200 OK"
+    assert reply["reward"] == 1.0
+
+
+def test_a_deadline_sooner_than_the_pending_timer_is_kept() -> None:
+    # The head came in well within 5 s; its body is due 0.2 s later and never comes: 408 then,
+    # not when the head's timer would have fired.
+    request = _verify_request()
+
+    async def scenario() -> tuple[_Recording, float]:
+        protocol, transport = await _connected(ConnectionLimits(header_timeout=5.0, body_timeout=0.2))
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        protocol.data_received(request[: request.index(b"\r\n\r\n") + 4])
+        await _settle(transport, 1)
+        took = loop.time() - start
+        protocol.connection_lost(None)
+        return transport, took
+
+    transport, took = asyncio.run(scenario())
+    assert transport.writes, "no reply"
+    assert transport.writes[0].startswith(b"HTTP/1.1 408 "), transport.writes
+    assert transport.closing
+    assert 0.15 < took < 2.0, took
