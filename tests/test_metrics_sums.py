@@ -225,3 +225,27 @@ def test_add_many_is_adding_one_at_a_time(value: float) -> None:
         one_by_one.add(value)
     at_once.add_many(value, 5)
     assert _same(at_once.mean(), one_by_one.mean())
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(-3, 30), st.text("ab1", min_size=1, max_size=3), st.booleans()),
+            _BINARY,
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_tasks_are_reported_in_sort_key_order_whatever_their_keys(
+    rows: list[tuple[int | str, tuple[float, str | None]]],
+) -> None:
+    metrics = TaskMetrics()
+    for key, (reward, answer) in rows:
+        metrics.add(key, reward, answer)
+    tasks = metrics._tasks
+    ordered = [tasks[k] for k in sorted(tasks, key=_gym._task_sort_key)]
+    assert _same(metrics.pass_majority(), _pass_majority(ordered))
+    assert _same(metrics.pass_majority(), _reference(ordered))
+    assert metrics.n_rows == len(rows)

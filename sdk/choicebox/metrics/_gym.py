@@ -11,6 +11,7 @@ per-repeat profiles) is :mod:`._profile`'s, which needs every row's numbers.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -147,10 +148,7 @@ class _Task:
         self._answers.append(answer)
 
     def _unpacked(self) -> tuple[list[float | int], list[Hashable | None]]:
-        packed = self._packed or ""
-        rewards: list[float | int] = [1.0 if c == "1" else 0.0 for c in packed[0::2]]
-        answers: list[Hashable | None] = [None if c == "\0" else c for c in packed[1::2]]
-        return rewards, answers
+        return _unpack(self._packed or "")
 
     @property
     def rewards(self) -> list[float | int]:
@@ -167,6 +165,24 @@ class _Task:
 
     def __len__(self) -> int:
         return len(self._rewards) if self._packed is None else len(self._packed) // 2
+
+
+def _unpack(packed: str) -> tuple[list[float | int], list[Hashable | None]]:
+    """A packed task's rewards and answers."""
+    rewards: list[float | int] = [1.0 if c == "1" else 0.0 for c in packed[0::2]]
+    answers: list[Hashable | None] = [None if c == "\0" else c for c in packed[1::2]]
+    return rewards, answers
+
+
+# The packed form of each task, read at C speed: a run's reports go over hundreds of thousands of
+# tasks, and a Python call per task (a property, ``__len__``) was most of their time.
+_packed_forms = operator.attrgetter("_packed")
+
+
+def _all_packed(tasks: Iterable[_Task]) -> list[str] | None:
+    """Every task's packed form, in order; ``None`` when some task is unpacked."""
+    forms = list(map(_packed_forms, tasks))
+    return None if None in forms else forms
 
 
 def _task_sort_key(key: int | str) -> tuple[int, int, str]:
@@ -245,6 +261,9 @@ class TaskMetrics:
 
     @property
     def n_rows(self) -> int:
+        packed = _all_packed(self._tasks.values())
+        if packed is not None:
+            return sum(map(len, packed)) // 2  # two characters a rollout
         return sum(len(t) for t in self._tasks.values())
 
     @property
@@ -262,12 +281,17 @@ class TaskMetrics:
         # the rest with that exact count is the fsum of all).
         ones = 0
         rest: list[float | int] = []
-        for task in self._tasks.values():
-            packed = task.packed
-            if packed is None:
-                rest.extend(task.rewards)
-            else:
-                ones += packed[0::2].count("1")
+        every = _all_packed(self._tasks.values())
+        if every is not None:
+            # Packed forms have an even length: joined, the rewards stay on the even places.
+            ones = "".join(every)[0::2].count("1")
+        else:
+            for task in self._tasks.values():
+                packed = task.packed
+                if packed is None:
+                    rest.extend(task.rewards)
+                else:
+                    ones += packed[0::2].count("1")
         rest.append(float(ones))
         out = {"mean/reward": math.fsum(rest) / self.n_rows}
         self._sum_components()
@@ -280,8 +304,10 @@ class TaskMetrics:
         """The mcqa server's ``compute_metrics``: pass@k, avg-of-k, majority@k and their spread."""
         if not self._tasks:
             return {}
-        keys = sorted(self._tasks, key=_task_sort_key)
-        return _pass_majority([self._tasks[k] for k in keys])
+        kinds = set(map(type, self._tasks))
+        # Keys of one kind sort as their sort keys do (int indices numerically, names by name).
+        keys = sorted(self._tasks) if kinds in ({str}, {int}) else sorted(self._tasks, key=_task_sort_key)
+        return _pass_majority(list(map(self._tasks.__getitem__, keys)))
 
 
 def key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
@@ -377,13 +403,18 @@ def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
     are few forms.
     """
     names = ("accuracy", "no_answer")
-    max_k = max(len(t) for t in tasks)
+    packed = _all_packed(tasks)
+    if packed is not None:
+        sizes = Counter({n // 2: times for n, times in Counter(map(len, packed)).items()})
+    else:
+        sizes = Counter(map(len, tasks))
+    max_k = max(sizes)
     at_least = [0] * (max_k + 2)  # at_least[k]: tasks with k rollouts or more
-    for task in tasks:
-        at_least[len(task)] += 1
+    for size, times in sizes.items():
+        at_least[size] += times
     for k in range(max_k, 0, -1):
         at_least[k] += at_least[k + 1]
-    sums = _sums_by_form(tasks, max_k)
+    sums = _sums_by_packed_form(packed, max_k) if packed is not None else _sums_by_form(tasks, max_k)
     if sums is None:
         sums = _sums_one_by_one(tasks, max_k)
 
@@ -420,6 +451,20 @@ def _sums_by_form(tasks: Sequence[_Task], max_k: int) -> _Sums | None:
             if packed is not None:
                 form_of[packed] = index
         order.append(index)
+    return _sums_of_forms(forms, order, max_k)
+
+
+def _sums_by_packed_form(packed: list[str], max_k: int) -> _Sums | None:
+    """``_sums_by_form`` of tasks that are all packed, from their packed forms, at C speed."""
+    form_of = {form: index for index, form in enumerate(dict.fromkeys(packed))}
+    if len(form_of) > _FORMS_MAX:
+        return None
+    forms = [_task_columns(*_unpack(form), max_k) for form in form_of]
+    return _sums_of_forms(forms, list(map(form_of.__getitem__, packed)), max_k)
+
+
+def _sums_of_forms(forms: list[tuple[_Columns, _Columns]], order: list[int], max_k: int) -> _Sums:
+    """The sums over tasks given as ``order``, the index of each task's form in ``forms``."""
     tally = Counter(order)
     counts = [tally[i] for i in range(len(forms))]
 
