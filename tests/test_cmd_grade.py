@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -68,6 +69,18 @@ def _verdicts(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- the command --------------------------------------------------------------------------------
+
+
+def test_grade_in_a_caller_s_process_leaves_its_collector_as_it_was(tmp_path: Path) -> None:
+    # The command freezes what is loaded while it grades; a notebook or a test that calls it
+    # must get a collector that frees its garbage afterwards.
+    source = _copy(MIXED, tmp_path)
+    frozen = gc.get_freeze_count()
+    assert main(["grade", str(source), "--workers", "1", "-q"]) == 0
+    assert gc.get_freeze_count() == frozen
+    missing = tmp_path / "missing.jsonl"
+    assert main(["grade", str(missing), "--workers", "1", "-q"]) == 2  # a failed run, too
+    assert gc.get_freeze_count() == frozen
 
 
 def test_grade_writes_one_row_per_input_row_in_order(tmp_path: Path) -> None:

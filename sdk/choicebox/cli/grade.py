@@ -96,10 +96,13 @@ def run(args: argparse.Namespace) -> int:
         from choicebox.batch.ray import grade_file_ray  # noqa: PLC0415  only for --engine ray
 
         engine = grade_file_ray
-    # This process only grades from here on: what it has loaded (modules, modes, compiled
-    # patterns) leaves the collector's way, so the full collections of a long run stay short
-    # (about 0.05 s of 6 on 200k rows), as in `choicebox serve`. Forked workers inherit it.
-    gc.freeze()
+    # What is loaded now (modules, modes, compiled patterns) stays out of the collector's way
+    # while grading, so the full collections of a long run stay short (about 0.05 s of 6 on 200k
+    # rows), as in `choicebox serve`; it is handed back after, for a caller that goes on (unless
+    # that caller froze objects of its own: freezing does not nest).
+    freezing = gc.get_freeze_count() == 0
+    if freezing:
+        gc.freeze()
     try:
         result = engine(
             args.input,
@@ -121,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
             file=err,
         )
         return 130
+    finally:
+        if freezing:
+            gc.unfreeze()
     _print_summary(result, err)
     if args.report:
         status = _write_report(result, args.report, err)

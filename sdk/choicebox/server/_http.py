@@ -80,7 +80,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0  # bytes received towards the current head
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(_CoalescedWrites(transport, self.loop))  # type: ignore[arg-type]
+        self._writes = _CoalescedWrites(transport, self.loop)
+        super().connection_made(self._writes)  # type: ignore[arg-type]
         self._arm(self._limits.header_timeout)  # a connection that never sends a head is closed
 
     def data_received(self, data: bytes) -> None:
@@ -118,6 +119,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_body = False
         self._disarm()
 
+    def eof_received(self) -> None:
+        # The transport closes itself when this returns: what was written this turn goes first
+        # (a client that half-closes after its request still gets its reply).
+        self._writes.flush()
+        super().eof_received()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
@@ -150,54 +157,71 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 
 class _CoalescedWrites:
-    """A transport whose writes in one turn of the event loop leave as one write, at its end.
+    """A transport whose small writes in one turn of the event loop leave as one write, at its
+    end.
 
     uvicorn writes a response's status line and headers, then its body: two writes, so two
-    ``send`` calls and two TCP segments for every small reply, where the second is most of the
-    cost of the first (on loopback, a segment is delivered in the sender's own system call). A
+    ``send`` calls and two TCP segments for every small reply, where the second costs about as
+    much as the first (on loopback, a segment is delivered in the sender's own system call). A
     response is written within one turn (nothing between its messages waits), so its head and
-    body leave together. Everything else is the transport's own.
+    body leave together. Past ``_COALESCE_MAX`` bytes, writes go straight through, so the
+    transport's buffer limits (``pause_writing``) still hold a large or streamed reply back.
+    Everything else is the transport's own.
     """
 
-    __slots__ = ("_loop", "_pending", "_transport")
+    __slots__ = ("_loop", "_pending", "_size", "_transport")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
         self._loop = loop
-        self._pending: list[bytes | bytearray | memoryview] = []
+        self._pending: list[bytes] = []
+        self._size = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
+        # Kept as bytes: a caller may reuse its buffer once the write returns.
+        chunk = data if type(data) is bytes else bytes(data)
+        if self._size + len(chunk) > _COALESCE_MAX:
+            self.flush()
+            self._transport.write(chunk)
+            return
         if not self._pending:
-            self._loop.call_soon(self._flush)
-        self._pending.append(data)
+            self._loop.call_soon(self.flush)
+        self._pending.append(chunk)
+        self._size += len(chunk)
 
     def writelines(self, lines: Any) -> None:
         for data in lines:
             self.write(data)
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Hand what was written to the transport (which sends it even while closing)."""
         pending = self._pending
         if not pending:
             return
         self._pending = []
-        if self._transport.is_closing():
-            return  # closed meanwhile (``close`` sends what was written before it)
+        self._size = 0
         self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
 
     def close(self) -> None:
-        self._flush()
+        self.flush()
         self._transport.close()
 
     def write_eof(self) -> None:
-        self._flush()
+        self.flush()
         self._transport.write_eof()
 
     def abort(self) -> None:
         self._pending = []
+        self._size = 0
         self._transport.abort()
 
     def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
+        return self._transport.get_write_buffer_size() + self._size
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
+
+
+# A response's head and a small body (a verify reply is 1-8 KB) go out together; a larger write
+# goes at once, as uvicorn's flow control expects (its high-water mark is 64 KiB).
+_COALESCE_MAX: Final = 64 * 2**10
