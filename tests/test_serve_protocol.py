@@ -12,9 +12,11 @@ of the event loop.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import orjson
+import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
@@ -108,64 +110,60 @@ def test_each_reply_leaves_in_one_write() -> None:
         assert reply["reward"] == 1.0
 
 
-def _coalesced() -> tuple[_Recording, _CoalescedWrites, asyncio.AbstractEventLoop]:
+class _Coalesced(NamedTuple):
+    transport: _Recording
+    writes: _CoalescedWrites
+    loop: asyncio.AbstractEventLoop
+
+    def one_turn(self) -> None:
+        self.loop.run_until_complete(asyncio.sleep(0))
+
+
+@pytest.fixture
+def coalesced() -> Iterator[_Coalesced]:
+    """A recording transport behind ``_CoalescedWrites``, on a loop of its own."""
     loop = asyncio.new_event_loop()
     transport = _Recording()
-    return transport, _CoalescedWrites(transport, loop), loop
+    yield _Coalesced(transport, _CoalescedWrites(transport, loop), loop)
+    loop.close()
 
 
-def _one_turn(loop: asyncio.AbstractEventLoop) -> None:
-    loop.run_until_complete(asyncio.sleep(0))
+def test_writes_in_one_turn_leave_together_at_its_end(coalesced: _Coalesced) -> None:
+    transport, writes = coalesced.transport, coalesced.writes
+    writes.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    writes.write(memoryview(b"{}"))
+    assert transport.writes == []
+    assert writes.get_write_buffer_size() == 21
+    coalesced.one_turn()
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}"]
+    writes.write(b"next")
+    coalesced.one_turn()
+    assert transport.writes[1:] == [b"next"]
 
 
-def test_writes_in_one_turn_leave_together_at_its_end() -> None:
-    transport, writes, loop = _coalesced()
-    try:
-        writes.write(b"HTTP/1.1 200 OK\r\n\r\n")
-        writes.write(memoryview(b"{}"))
-        assert transport.writes == []
-        assert writes.get_write_buffer_size() == 21
-        _one_turn(loop)
-        assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}"]
-        writes.write(b"next")
-        _one_turn(loop)
-        assert transport.writes[1:] == [b"next"]
-    finally:
-        loop.close()
+def test_close_sends_what_was_written_before_it(coalesced: _Coalesced) -> None:
+    transport, writes = coalesced.transport, coalesced.writes
+    writes.write(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
+    writes.close()
+    assert transport.events == ["write", "close"]
+    coalesced.one_turn()  # the turn's own flush finds nothing left
+    assert transport.events == ["write", "close"]
 
 
-def test_close_sends_what_was_written_before_it() -> None:
-    transport, writes, loop = _coalesced()
-    try:
-        writes.write(b"HTTP/1.1 408 Request Timeout\r\n\r\n")
-        writes.close()
-        assert transport.events == ["write", "close"]
-        _one_turn(loop)  # the turn's own flush finds nothing left
-        assert transport.events == ["write", "close"]
-    finally:
-        loop.close()
+def test_abort_drops_what_was_not_sent(coalesced: _Coalesced) -> None:
+    transport, writes = coalesced.transport, coalesced.writes
+    writes.write(b"lost")
+    writes.abort()
+    coalesced.one_turn()
+    assert transport.events == ["abort"]
 
 
-def test_abort_drops_what_was_not_sent() -> None:
-    transport, writes, loop = _coalesced()
-    try:
-        writes.write(b"lost")
-        writes.abort()
-        _one_turn(loop)
-        assert transport.events == ["abort"]
-    finally:
-        loop.close()
-
-
-def test_everything_else_is_the_transport_s_own() -> None:
-    transport, writes, loop = _coalesced()
-    try:
-        assert writes.get_extra_info("peername") == ("127.0.0.1", 5000)
-        assert writes.is_closing() is False
-        transport.closing = True
-        assert writes.is_closing() is True
-    finally:
-        loop.close()
+def test_everything_else_is_the_transport_s_own(coalesced: _Coalesced) -> None:
+    transport, writes = coalesced.transport, coalesced.writes
+    assert writes.get_extra_info("peername") == ("127.0.0.1", 5000)
+    assert writes.is_closing() is False
+    transport.closing = True
+    assert writes.is_closing() is True
 
 
 def test_the_scope_says_the_server_ends_a_late_body() -> None:
@@ -286,29 +284,23 @@ def test_a_client_that_half_closes_after_its_request_gets_its_reply() -> None:
     assert status == b"HTTP/1.1 200 OK"
 
 
-def test_a_large_write_goes_at_once_so_flow_control_holds() -> None:
-    transport, writes, loop = _coalesced()
-    try:
-        writes.write(b"HTTP/1.1 200 OK\r\n\r\n")
-        big = b"x" * (_COALESCE_MAX + 1)
-        writes.write(big)  # what came before it first, then it, both now
-        assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n", big]
-        assert writes.get_write_buffer_size() == 0
-        _one_turn(loop)
-        assert len(transport.writes) == 2
-    finally:
-        loop.close()
+def test_a_large_write_goes_at_once_so_flow_control_holds(coalesced: _Coalesced) -> None:
+    transport, writes = coalesced.transport, coalesced.writes
+    writes.write(b"HTTP/1.1 200 OK\r\n\r\n")
+    big = b"x" * (_COALESCE_MAX + 1)
+    writes.write(big)  # what came before it first, then it, both now
+    assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\n", big]
+    assert writes.get_write_buffer_size() == 0
+    coalesced.one_turn()
+    assert len(transport.writes) == 2
 
 
-def test_a_buffer_reused_after_its_write_is_sent_as_it_was() -> None:
-    transport, writes, loop = _coalesced()
-    try:
-        buffer = bytearray(b"chunk1")
-        writes.write(buffer)
-        buffer[:] = b"chunk2"
-        writes.write(memoryview(buffer).cast("B"))
-        assert writes.get_write_buffer_size() == 12
-        _one_turn(loop)
-        assert transport.writes == [b"chunk1chunk2"]
-    finally:
-        loop.close()
+def test_a_buffer_reused_after_its_write_is_sent_as_it_was(coalesced: _Coalesced) -> None:
+    transport, writes = coalesced.transport, coalesced.writes
+    buffer = bytearray(b"chunk1")
+    writes.write(buffer)
+    buffer[:] = b"chunk2"
+    writes.write(memoryview(buffer).cast("B"))
+    assert writes.get_write_buffer_size() == 12
+    coalesced.one_turn()
+    assert transport.writes == [b"chunk1chunk2"]
