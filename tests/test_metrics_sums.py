@@ -7,11 +7,12 @@ checked here against the plain computation it replaces, bit for bit.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import unittest.mock
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -249,3 +250,48 @@ def test_tasks_are_reported_in_sort_key_order_whatever_their_keys(
     assert _same(metrics.pass_majority(), _pass_majority(ordered))
     assert _same(metrics.pass_majority(), _reference(ordered))
     assert metrics.n_rows == len(rows)
+
+
+@contextlib.contextmanager
+def _packed_reads() -> Iterator[list[int]]:
+    """How many tasks each read of packed forms took, while the block runs."""
+    reads: list[int] = []
+    real = _gym._all_packed
+
+    def spy(tasks: Any) -> Any:
+        reads.append(len(tasks))
+        return real(tasks)
+
+    with unittest.mock.patch.object(_gym, "_all_packed", spy):
+        yield reads
+
+
+def test_sums_that_need_the_task_order_get_it_whatever_the_insertion_order() -> None:
+    # Thirds (avg-of-3) do not add up exactly, so those sums are taken task by task, over the
+    # tasks sorted then (they arrive in another order), each through its form's index.
+    forms = [
+        [(1.0, "A"), (0.0, None), (1.0, "B")],
+        [(0.0, "C"), (0.0, "C"), (1.0, "A")],
+        [(1.0, "A")],
+    ]
+    metrics = TaskMetrics()
+    keys = [f"uuid:{i:05d}" for i in range(3000)]
+    for i in sorted(range(3000), key=lambda i: (i * 7919) % 3001):  # arrival order, not sorted
+        for reward, answer in forms[(i * i + 3 * i) % 7 % 3]:
+            metrics.add(keys[i], reward, answer)
+    in_order = [metrics._tasks[k] for k in sorted(keys)]
+    with _packed_reads() as reads:
+        reported = metrics.pass_majority()
+    assert reads == [3000, 3000]  # the tasks as they came, then in task order
+    assert _same(reported, _reference(in_order))
+
+
+def test_sums_of_zeros_and_ones_are_taken_by_count_without_sorting_the_tasks() -> None:
+    metrics = TaskMetrics()
+    for i in range(500):
+        metrics.add(f"uuid:{(i * 7919) % 501:05d}", float(i % 3 == 0), "A" if i % 5 else None)
+    with _packed_reads() as reads:
+        reported = metrics.pass_majority()
+    assert reads == [500]  # never put in task order: every sum was exact
+    in_order = [metrics._tasks[k] for k in sorted(metrics._tasks)]
+    assert _same(reported, _reference(in_order))

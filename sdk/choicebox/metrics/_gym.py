@@ -14,7 +14,7 @@ import math
 import operator
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from ._stats import _pass_ratio_complement
@@ -304,10 +304,15 @@ class TaskMetrics:
         """The mcqa server's ``compute_metrics``: pass@k, avg-of-k, majority@k and their spread."""
         if not self._tasks:
             return {}
-        kinds = set(map(type, self._tasks))
-        # Keys of one kind sort as their sort keys do (int indices numerically, names by name).
-        keys = sorted(self._tasks) if kinds in ({str}, {int}) else sorted(self._tasks, key=_task_sort_key)
-        return _pass_majority(list(map(self._tasks.__getitem__, keys)))
+        tasks = self._tasks
+
+        def in_task_order() -> list[_Task]:
+            # Keys of one kind sort as their sort keys do (int indices numerically, names by name).
+            kinds = set(map(type, tasks))
+            keys = sorted(tasks) if kinds in ({str}, {int}) else sorted(tasks, key=_task_sort_key)
+            return list(map(tasks.__getitem__, keys))
+
+        return _pass_majority(list(tasks.values()), in_task_order)
 
 
 def key_metrics(agent: Mapping[str, Any]) -> dict[str, Any]:
@@ -392,7 +397,9 @@ _FORMS_MAX: Final = 1024
 _Sums = dict[tuple[str, int, int], float | int]
 
 
-def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
+def _pass_majority(
+    tasks: Sequence[_Task], in_task_order: Callable[[], Sequence[_Task]] | None = None
+) -> dict[str, Any]:
     """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
 
     Mirrors NeMo Gym's ``compute_pass_majority_metrics`` with score names ``accuracy`` (the
@@ -400,8 +407,19 @@ def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
     CPython 3.12+'s ``sum()`` (:func:`py_sum`, :class:`PySum`), of the same values in the same
     order (task by task in sorted task order), so the floats come out identical. Tasks of the
     same packed form contribute the same values, so each form is worked out once while there
-    are few forms.
+    are few forms, and a sum of values that add up exactly in any order (0s and 1s, halves,
+    quarters: a run's rewards, mostly) is taken by count, in no order.
+
+    ``tasks`` are in task order, or in any order when ``in_task_order`` gives them in it: the
+    tasks are sorted only if some sum needs the order.
     """
+    ordered: list[Sequence[_Task]] = []
+
+    def tasks_in_order() -> Sequence[_Task]:
+        if not ordered:
+            ordered.append(tasks if in_task_order is None else in_task_order())
+        return ordered[0]
+
     names = ("accuracy", "no_answer")
     packed = _all_packed(tasks)
     if packed is not None:
@@ -414,9 +432,12 @@ def _pass_majority(tasks: Sequence[_Task]) -> dict[str, Any]:
         at_least[size] += times
     for k in range(max_k, 0, -1):
         at_least[k] += at_least[k + 1]
-    sums = _sums_by_packed_form(packed, max_k) if packed is not None else _sums_by_form(tasks, max_k)
+    if packed is not None:
+        sums = _sums_by_packed_form(packed, lambda: _all_packed(tasks_in_order()) or [], max_k)
+    else:
+        sums = _sums_by_form(tasks_in_order(), max_k)
     if sums is None:
-        sums = _sums_one_by_one(tasks, max_k)
+        sums = _sums_one_by_one(tasks_in_order(), max_k)
 
     n_tasks = len(tasks)
     out: dict[str, Any] = {}
@@ -451,22 +472,37 @@ def _sums_by_form(tasks: Sequence[_Task], max_k: int) -> _Sums | None:
             if packed is not None:
                 form_of[packed] = index
         order.append(index)
-    return _sums_of_forms(forms, order, max_k)
-
-
-def _sums_by_packed_form(packed: list[str], max_k: int) -> _Sums | None:
-    """``_sums_by_form`` of tasks that are all packed, from their packed forms, at C speed."""
-    form_of = {form: index for index, form in enumerate(dict.fromkeys(packed))}
-    if len(form_of) > _FORMS_MAX:
-        return None
-    forms = [_task_columns(*_unpack(form), max_k) for form in form_of]
-    return _sums_of_forms(forms, list(map(form_of.__getitem__, packed)), max_k)
-
-
-def _sums_of_forms(forms: list[tuple[_Columns, _Columns]], order: list[int], max_k: int) -> _Sums:
-    """The sums over tasks given as ``order``, the index of each task's form in ``forms``."""
     tally = Counter(order)
-    counts = [tally[i] for i in range(len(forms))]
+    return _sums_of_forms(forms, [tally[i] for i in range(len(forms))], lambda: order, max_k)
+
+
+def _sums_by_packed_form(
+    packed: list[str], packed_in_order: Callable[[], list[str]], max_k: int
+) -> _Sums | None:
+    """``_sums_by_form`` of tasks that are all packed, from their packed forms (``packed`` in
+    any order, ``packed_in_order`` in task order), at C speed."""
+    tally = Counter(packed)
+    if len(tally) > _FORMS_MAX:
+        return None
+    form_of = {form: index for index, form in enumerate(tally)}
+    forms = [_task_columns(*_unpack(form), max_k) for form in form_of]
+    return _sums_of_forms(
+        forms,
+        list(tally.values()),
+        lambda: list(map(form_of.__getitem__, packed_in_order())),
+        max_k,
+    )
+
+
+def _sums_of_forms(
+    forms: list[tuple[_Columns, _Columns]],
+    counts: list[int],
+    order: Callable[[], list[int]],
+    max_k: int,
+) -> _Sums:
+    """The sums over tasks of their forms' values: ``counts[i]`` tasks are of form ``forms[i]``,
+    and ``order()`` gives each task's form index in task order, for a sum that needs it."""
+    in_order: list[list[int]] = []
 
     def total(by_form: list[float | int | None]) -> float | int:
         """The sum over tasks, in task order, of their forms' values (``None``: not counted)."""
@@ -474,7 +510,9 @@ def _sums_of_forms(forms: list[tuple[_Columns, _Columns]], order: list[int], max
         exact = _exact_sum(present)
         if exact is not None:
             return exact
-        return py_sum([v for v in map(by_form.__getitem__, order) if v is not None])
+        if not in_order:
+            in_order.append(order())
+        return py_sum([v for v in map(by_form.__getitem__, in_order[0]) if v is not None])
 
     sums: _Sums = {}
     for j in range(2):
