@@ -23,22 +23,25 @@ from choicebox.metrics import _gym
 from choicebox.metrics._gym import (
     _DISTINCT_COMPONENTS_MAX,
     PySum,
+    Task,
     TaskMetrics,
     _ExactSum,
     _majority_value,
     _pass_majority,
+    _rollouts,
+    _size,
     _spread_across_runs,
-    _Task,
     py_sum,
+    with_rollout,
 )
 from choicebox.metrics._stats import _pass_ratio_complement
 
 
-def _reference(tasks: Sequence[_Task]) -> dict[str, Any]:
+def _reference(tasks: Sequence[Task]) -> dict[str, Any]:
     """pass@k, avg-of-k and majority@k as Gym's loop computes them: every value added to its
     sum one at a time, task by task (a :class:`PySum` per sum, as before the shortcuts)."""
     names = ("accuracy", "no_answer")
-    max_k = max(len(t) for t in tasks)
+    max_k = max(_size(t) for t in tasks)
     pass_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
     pass_cnt = [[0, 0] for _ in range(max_k + 1)]
     avg_sum = [[PySum(), PySum()] for _ in range(max_k + 1)]
@@ -46,10 +49,10 @@ def _reference(tasks: Sequence[_Task]) -> dict[str, Any]:
     run_sum = [[PySum(), PySum()] for _ in range(max_k)]
     run_cnt = [0] * max_k
     for task in tasks:
-        n = len(task)
-        answers = task.answers
+        n = _size(task)
+        rewards, answers = _rollouts(task)
         no_answer: list[float | int] = [1 if a is None else 0 for a in answers]
-        for j, vals in enumerate((task.rewards, no_answer)):
+        for j, vals in enumerate((rewards, no_answer)):
             binary = all(v in (0, 1) for v in vals)
             n_wrong = sum(1 for v in vals if not v) if binary else 0
             prefix = PySum()
@@ -91,12 +94,12 @@ def _reference(tasks: Sequence[_Task]) -> dict[str, Any]:
     return out
 
 
-def _tasks(rollouts: Sequence[Sequence[tuple[float | int, Hashable | None]]]) -> list[_Task]:
+def _tasks(rollouts: Sequence[Sequence[tuple[float | int, Hashable | None]]]) -> list[Task]:
     tasks = []
     for task_rollouts in rollouts:
-        task = _Task()
+        task: Task = ""
         for reward, answer in task_rollouts:
-            task.add(reward, answer)
+            task = with_rollout(task, reward, answer)
         tasks.append(task)
     return tasks
 

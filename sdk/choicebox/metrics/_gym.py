@@ -11,7 +11,6 @@ per-repeat profiles) is :mod:`._profile`'s, which needs every row's numbers.
 from __future__ import annotations
 
 import math
-import operator
 import re
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -109,62 +108,39 @@ class _ExactSum:
         return total / self._count
 
 
-# Placeholders never appended to: a packed task replaces them with its own lists on unpacking.
-_UNUSED_REWARDS: Final[list[float | int]] = []
-_UNUSED_ANSWERS: Final[list[Hashable | None]] = []
-
-
 class _Task:
-    """What one task keeps: its rewards and answers in arrival order.
+    """A task that left the packed form (see ``Task``): its rewards and answers as lists."""
 
-    Memory is per task, and a run may hold hundreds of thousands of tasks. The common task (0.0
-    or 1.0 rewards, one-letter or missing answers) is kept as one short string, two characters
-    a rollout, instead of two lists of objects; anything else switches the task to lists.
-    """
+    __slots__ = ("answers", "rewards")
 
-    __slots__ = ("_answers", "_packed", "_rewards")
-
-    def __init__(self) -> None:
-        self._packed: str | None = ""
-        # The lists exist only once a task leaves the packed form.
-        self._rewards: list[float | int] = _UNUSED_REWARDS
-        self._answers: list[Hashable | None] = _UNUSED_ANSWERS
-
-    def add(self, reward: float | int, answer: Hashable | None) -> None:
-        packed = self._packed
-        if packed is not None:
-            if (
-                type(reward) is float
-                and reward in (1.0, 0.0)
-                and (
-                    answer is None or (type(answer) is str and len(answer) == 1 and answer != "\0")
-                )
-            ):
-                self._packed = packed + ("1" if reward else "0") + (answer or "\0")
-                return
-            self._rewards, self._answers = self._unpacked()
-            self._packed = None
-        self._rewards.append(reward)
-        self._answers.append(answer)
-
-    def _unpacked(self) -> tuple[list[float | int], list[Hashable | None]]:
-        return _unpack(self._packed or "")
-
-    @property
-    def rewards(self) -> list[float | int]:
-        return self._rewards if self._packed is None else self._unpacked()[0]
-
-    @property
-    def answers(self) -> list[Hashable | None]:
-        return self._answers if self._packed is None else self._unpacked()[1]
-
-    @property
-    def packed(self) -> str | None:
-        """The packed form (it says everything about the task), or ``None`` once unpacked."""
-        return self._packed
+    def __init__(self, rewards: list[float | int], answers: list[Hashable | None]) -> None:
+        self.rewards = rewards
+        self.answers = answers
 
     def __len__(self) -> int:
-        return len(self._rewards) if self._packed is None else len(self._packed) // 2
+        return len(self.rewards)
+
+
+# What one task keeps: its rewards and answers in arrival order. Memory is per task, and a run
+# may hold hundreds of thousands of tasks, so the common task (0.0 or 1.0 rewards, one-letter or
+# missing answers) is its packed form, one short string of two characters a rollout (a small
+# object, which the garbage collector does not even track); anything else is a ``_Task``.
+Task = str | _Task
+
+
+def with_rollout(task: Task, reward: float | int, answer: Hashable | None) -> Task:
+    """``task`` (``""``: a new one) with one more rollout: packed while it can be."""
+    if isinstance(task, str):
+        if (
+            type(reward) is float
+            and reward in (1.0, 0.0)
+            and (answer is None or (type(answer) is str and len(answer) == 1 and answer != "\0"))
+        ):
+            return task + ("1" if reward else "0") + (answer or "\0")
+        task = _Task(*_unpack(task))
+    task.rewards.append(reward)
+    task.answers.append(answer)
+    return task
 
 
 def _unpack(packed: str) -> tuple[list[float | int], list[Hashable | None]]:
@@ -174,15 +150,19 @@ def _unpack(packed: str) -> tuple[list[float | int], list[Hashable | None]]:
     return rewards, answers
 
 
-# The packed form of each task, read at C speed: a run's reports go over hundreds of thousands of
-# tasks, and a Python call per task (a property, ``__len__``) was most of their time.
-_packed_forms = operator.attrgetter("_packed")
+def _rollouts(task: Task) -> tuple[Sequence[float | int], Sequence[Hashable | None]]:
+    return _unpack(task) if isinstance(task, str) else (task.rewards, task.answers)
 
 
-def _all_packed(tasks: Iterable[_Task]) -> list[str] | None:
-    """Every task's packed form, in order; ``None`` when some task is unpacked."""
-    forms = list(map(_packed_forms, tasks))
-    return None if None in forms else forms
+def _size(task: Task) -> int:
+    """How many rollouts ``task`` holds."""
+    return len(task) // 2 if isinstance(task, str) else len(task)
+
+
+def _all_packed(tasks: Iterable[Task]) -> list[str] | None:
+    """Every task, when every one is packed; else ``None``."""
+    forms = list(tasks)
+    return forms if set(map(type, forms)) <= {str} else None  # type: ignore[return-value]
 
 
 def _task_sort_key(key: int | str) -> tuple[int, int, str]:
@@ -230,7 +210,7 @@ class TaskMetrics:
         # and 1.0, so a row costs one count; the exact sums are order-blind, so they take each
         # distinct tuple once with its count (when there are too many to keep, and at the end).
         self._component_rows: Counter[tuple[float | int | None, ...]] = Counter()
-        self._tasks: dict[int | str, _Task] = {}
+        self._tasks: dict[int | str, Task] = {}
 
     def add(
         self,
@@ -241,10 +221,8 @@ class TaskMetrics:
     ) -> None:
         """One rollout of task ``key``; ``components`` follow the component names (``None``:
         the row does not report that component, which is then left out of its mean)."""
-        task = self._tasks.get(key)
-        if task is None:
-            task = self._tasks[key] = _Task()
-        task.add(reward, answer)
+        tasks = self._tasks
+        tasks[key] = with_rollout(tasks.get(key, ""), reward, answer)
         if components:
             rows = self._component_rows
             rows[tuple(components)] += 1
@@ -264,7 +242,7 @@ class TaskMetrics:
         packed = _all_packed(self._tasks.values())
         if packed is not None:
             return sum(map(len, packed)) // 2  # two characters a rollout
-        return sum(len(t) for t in self._tasks.values())
+        return sum(map(_size, self._tasks.values()))
 
     @property
     def n_tasks(self) -> int:
@@ -287,11 +265,10 @@ class TaskMetrics:
             ones = "".join(every)[0::2].count("1")
         else:
             for task in self._tasks.values():
-                packed = task.packed
-                if packed is None:
-                    rest.extend(task.rewards)
+                if isinstance(task, str):
+                    ones += task[0::2].count("1")
                 else:
-                    ones += packed[0::2].count("1")
+                    rest.extend(task.rewards)
         rest.append(float(ones))
         out = {"mean/reward": math.fsum(rest) / self.n_rows}
         self._sum_components()
@@ -306,7 +283,7 @@ class TaskMetrics:
             return {}
         tasks = self._tasks
 
-        def in_task_order() -> list[_Task]:
+        def in_task_order() -> list[Task]:
             # Keys of one kind sort as their sort keys do (int indices numerically, names by name).
             kinds = set(map(type, tasks))
             keys = sorted(tasks) if kinds in ({str}, {int}) else sorted(tasks, key=_task_sort_key)
@@ -398,7 +375,7 @@ _Sums = dict[tuple[str, int, int], float | int]
 
 
 def _pass_majority(
-    tasks: Sequence[_Task], in_task_order: Callable[[], Sequence[_Task]] | None = None
+    tasks: Sequence[Task], in_task_order: Callable[[], Sequence[Task]] | None = None
 ) -> dict[str, Any]:
     """pass@k, pass@1[avg-of-k], majority@k, per-run aggregates and their spread.
 
@@ -413,9 +390,9 @@ def _pass_majority(
     ``tasks`` are in task order, or in any order when ``in_task_order`` gives them in it: the
     tasks are sorted only if some sum needs the order.
     """
-    ordered: list[Sequence[_Task]] = []
+    ordered: list[Sequence[Task]] = []
 
-    def tasks_in_order() -> Sequence[_Task]:
+    def tasks_in_order() -> Sequence[Task]:
         if not ordered:
             ordered.append(tasks if in_task_order is None else in_task_order())
         return ordered[0]
@@ -425,7 +402,7 @@ def _pass_majority(
     if packed is not None:
         sizes = Counter({n // 2: times for n, times in Counter(map(len, packed)).items()})
     else:
-        sizes = Counter(map(len, tasks))
+        sizes = Counter(map(_size, tasks))
     max_k = max(sizes)
     at_least = [0] * (max_k + 2)  # at_least[k]: tasks with k rollouts or more
     for size, times in sizes.items():
@@ -456,19 +433,19 @@ def _pass_majority(
     return out
 
 
-def _sums_by_form(tasks: Sequence[_Task], max_k: int) -> _Sums | None:
+def _sums_by_form(tasks: Sequence[Task], max_k: int) -> _Sums | None:
     """The sums, each form's values worked out once; ``None`` past ``_FORMS_MAX`` forms."""
     forms: list[tuple[_Columns, _Columns]] = []
     form_of: dict[str, int] = {}
     order: list[int] = []  # each task as the index of its form
     for task in tasks:
-        packed = task.packed
+        packed = task if isinstance(task, str) else None
         index = form_of.get(packed) if packed is not None else None
         if index is None:
             if len(forms) == _FORMS_MAX:
                 return None
             index = len(forms)
-            forms.append(_task_columns(task.rewards, task.answers, max_k))
+            forms.append(_task_columns(*_rollouts(task), max_k))
             if packed is not None:
                 form_of[packed] = index
         order.append(index)
@@ -526,7 +503,7 @@ def _sums_of_forms(
     return sums
 
 
-def _sums_one_by_one(tasks: Sequence[_Task], max_k: int) -> _Sums:
+def _sums_one_by_one(tasks: Sequence[Task], max_k: int) -> _Sums:
     """The sums, every task's values added in task order (memory: one task's values)."""
     totals = {
         (kind, j, i): PySum()
@@ -535,7 +512,7 @@ def _sums_one_by_one(tasks: Sequence[_Task], max_k: int) -> _Sums:
         for i in range(max_k)
     }
     for task in tasks:
-        for j, column in enumerate(_task_columns(task.rewards, task.answers, max_k)):
+        for j, column in enumerate(_task_columns(*_rollouts(task), max_k)):
             for i, value in enumerate(column.run):
                 totals["run", j, i].add(value)
                 totals["pass", j, i].add(column.passing[i])
