@@ -304,3 +304,14 @@ def test_a_buffer_reused_after_its_write_is_sent_as_it_was(coalesced: _Coalesced
     assert writes.get_write_buffer_size() == 12
     coalesced.one_turn()
     assert transport.writes == [b"chunk1chunk2"]
+
+
+def test_a_lost_connection_is_sent_nothing_more() -> None:
+    async def scenario() -> _Recording:
+        protocol, transport = await _connected(ConnectionLimits())
+        protocol._writes.write(b"written as the connection went")
+        protocol.connection_lost(ConnectionResetError())
+        await asyncio.sleep(0)  # the turn's flush runs, and finds nothing
+        return transport
+
+    assert asyncio.run(scenario()).writes == []

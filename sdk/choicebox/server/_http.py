@@ -127,6 +127,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._writes.discard()  # nothing can be sent now; a flush still to come finds nothing
         super().connection_lost(exc)
 
     def _between_requests(self) -> bool:
@@ -210,9 +211,13 @@ class _CoalescedWrites:
         self.flush()
         self._transport.write_eof()
 
-    def abort(self) -> None:
+    def discard(self) -> None:
+        """Drop what was written and not yet handed to the transport."""
         self._pending = []
         self._size = 0
+
+    def abort(self) -> None:
+        self.discard()
         self._transport.abort()
 
     def get_write_buffer_size(self) -> int:
