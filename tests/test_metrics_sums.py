@@ -256,17 +256,21 @@ def test_tasks_are_reported_in_sort_key_order_whatever_their_keys(
 
 
 @contextlib.contextmanager
-def _packed_reads() -> Iterator[list[int]]:
-    """How many tasks each read of packed forms took, while the block runs."""
-    reads: list[int] = []
-    real = _gym._all_packed
+def _sorts() -> Iterator[list[int]]:
+    """How many tasks each putting in task order took, while the block runs."""
+    sorted_tasks: list[int] = []
+    real = _gym._pass_majority
 
-    def spy(tasks: Any) -> Any:
-        reads.append(len(tasks))
-        return real(tasks)
+    def spy(tasks: Any, in_task_order: Any = None) -> Any:
+        def counted() -> Any:
+            ordered = in_task_order()
+            sorted_tasks.append(len(ordered))
+            return ordered
 
-    with unittest.mock.patch.object(_gym, "_all_packed", spy):
-        yield reads
+        return real(tasks, counted)
+
+    with unittest.mock.patch.object(_gym, "_pass_majority", spy):
+        yield sorted_tasks
 
 
 def test_sums_that_need_the_task_order_get_it_whatever_the_insertion_order() -> None:
@@ -283,9 +287,9 @@ def test_sums_that_need_the_task_order_get_it_whatever_the_insertion_order() -> 
         for reward, answer in forms[(i * i + 3 * i) % 7 % 3]:
             metrics.add(keys[i], reward, answer)
     in_order = [metrics._tasks[k] for k in sorted(keys)]
-    with _packed_reads() as reads:
+    with _sorts() as sorted_tasks:
         reported = metrics.pass_majority()
-    assert reads == [3000, 3000]  # the tasks as they came, then in task order
+    assert sorted_tasks == [3000]  # put in task order once, for the sums that need it
     assert _same(reported, _reference(in_order))
 
 
@@ -293,8 +297,8 @@ def test_sums_of_zeros_and_ones_are_taken_by_count_without_sorting_the_tasks() -
     metrics = TaskMetrics()
     for i in range(500):
         metrics.add(f"uuid:{(i * 7919) % 501:05d}", float(i % 3 == 0), "A" if i % 5 else None)
-    with _packed_reads() as reads:
+    with _sorts() as sorted_tasks:
         reported = metrics.pass_majority()
-    assert reads == [500]  # never put in task order: every sum was exact
+    assert sorted_tasks == []  # never put in task order: every sum was exact
     in_order = [metrics._tasks[k] for k in sorted(metrics._tasks)]
     assert _same(reported, _reference(in_order))

@@ -10,6 +10,7 @@ per-repeat profiles) is :mod:`._profile`'s, which needs every row's numbers.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -390,13 +391,7 @@ def _pass_majority(
     ``tasks`` are in task order, or in any order when ``in_task_order`` gives them in it: the
     tasks are sorted only if some sum needs the order.
     """
-    ordered: list[Sequence[Task]] = []
-
-    def tasks_in_order() -> Sequence[Task]:
-        if not ordered:
-            ordered.append(tasks if in_task_order is None else in_task_order())
-        return ordered[0]
-
+    tasks_in_order = functools.cache(in_task_order or (lambda: tasks))  # sorted once, if at all
     names = ("accuracy", "no_answer")
     packed = _all_packed(tasks)
     if packed is not None:
@@ -410,7 +405,8 @@ def _pass_majority(
     for k in range(max_k, 0, -1):
         at_least[k] += at_least[k + 1]
     if packed is not None:
-        sums = _sums_by_packed_form(packed, lambda: _all_packed(tasks_in_order()) or [], max_k)
+        # All packed: the tasks in order are their packed forms in order.
+        sums = _sums_by_packed_form(packed, tasks_in_order, max_k)  # type: ignore[arg-type]
     else:
         sums = _sums_by_form(tasks_in_order(), max_k)
     if sums is None:
@@ -454,7 +450,7 @@ def _sums_by_form(tasks: Sequence[Task], max_k: int) -> _Sums | None:
 
 
 def _sums_by_packed_form(
-    packed: list[str], packed_in_order: Callable[[], list[str]], max_k: int
+    packed: list[str], packed_in_order: Callable[[], Sequence[str]], max_k: int
 ) -> _Sums | None:
     """``_sums_by_form`` of tasks that are all packed, from their packed forms (``packed`` in
     any order, ``packed_in_order`` in task order), at C speed."""
@@ -479,7 +475,7 @@ def _sums_of_forms(
 ) -> _Sums:
     """The sums over tasks of their forms' values: ``counts[i]`` tasks are of form ``forms[i]``,
     and ``order()`` gives each task's form index in task order, for a sum that needs it."""
-    in_order: list[list[int]] = []
+    order = functools.cache(order)  # worked out once, for the first sum that needs it
 
     def total(by_form: list[float | int | None]) -> float | int:
         """The sum over tasks, in task order, of their forms' values (``None``: not counted)."""
@@ -487,9 +483,7 @@ def _sums_of_forms(
         exact = _exact_sum(present)
         if exact is not None:
             return exact
-        if not in_order:
-            in_order.append(order())
-        return py_sum([v for v in map(by_form.__getitem__, in_order[0]) if v is not None])
+        return py_sum([v for v in map(by_form.__getitem__, order()) if v is not None])
 
     sums: _Sums = {}
     for j in range(2):
