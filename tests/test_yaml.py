@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from choicebox import AuditConfigError, RuleFileError, TemplateError
+from choicebox import AuditConfigError, RuleFileError, TemplateError, _yaml
 from choicebox._errors import _FileError
 from choicebox._modes import ModeRegistry, load_mode_file, parse_mode
 from choicebox._resources import builtin_rule_files, builtin_template_files
@@ -118,9 +121,14 @@ def test_a_fifo_is_refused_rather_than_read_forever(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("a: !!python/object:os.system {}\n", "YAML tag 'tag:yaml.org,2002:python/object:os.system'"),
+        (
+            "a: !!python/object:os.system {}\n",
+            "YAML tag 'tag:yaml.org,2002:python/object:os.system'",
+        ),
         ("a: !!binary aGk=\n", "YAML tag 'tag:yaml.org,2002:binary'"),
         ("a: !!set {x: null}\n", "YAML tag 'tag:yaml.org,2002:set'"),
+        ("a: !\n", "YAML tag '!' is not allowed"),  # PyYAML reads null, libyaml ""
+        ("a: ! [1]\n", "YAML tag '!' is not allowed"),
         ("a: 1\na: 2\n", "duplicate key 'a'"),
         ("? [k]\n: 1\n", "keys must be strings, got list"),
         ("a: 2024-13-45\n", "invalid value: month must be in 1..12"),
@@ -136,6 +144,13 @@ def test_what_is_not_plain_data_is_a_located_error(text: str, reason: str) -> No
     assert error.line is not None
 
 
+def test_a_lone_surrogate_is_a_located_error() -> None:
+    # libyaml is handed the text as UTF-8, which a lone surrogate cannot be.
+    error = _load_error("a: 1\nb: \ud800\n")
+    assert error.reason == "invalid YAML: character U+D800 is not allowed"
+    assert (error.line, error.column) == (2, 4)
+
+
 def test_a_nul_character_is_pointed_at() -> None:
     error = _load_error("a: 1\nb: x\x00y\n")
     assert (error.line, error.column) == (2, 5)
@@ -147,6 +162,83 @@ def test_every_shipped_yaml_file_reads_as_the_safe_loader_reads_it() -> None:
     for resource in files:
         text = resource.read_text(encoding="utf-8")
         assert load(text, path=resource.name, error=RuleFileError) == yaml.safe_load(text)
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml has one parser")
+def test_libyaml_composes_every_shipped_file_into_the_nodes_pyyaml_composes() -> None:
+    # The same tags, values and line:column of every node: errors point at the same places.
+    def shape(node: yaml.Node) -> object:
+        start, end = node.start_mark, node.end_mark
+        where = (start.line, start.column, end.line, end.column)
+        if isinstance(node, yaml.ScalarNode):
+            return (node.tag, node.value, where)
+        items = [
+            (shape(k), shape(v)) if isinstance(node, yaml.MappingNode) else shape(k)
+            for k, v in (
+                node.value
+                if isinstance(node, yaml.MappingNode)
+                else ((item, None) for item in node.value)
+            )
+        ]
+        return (node.tag, where, items)
+
+    assert _yaml._FastBoundedLoader is not _yaml._PythonBoundedLoader
+    for resource in [*builtin_rule_files(), *builtin_template_files()]:
+        text = resource.read_text(encoding="utf-8")
+        fast = _yaml._compose_with(_yaml._FastBoundedLoader, text)
+        python = _yaml._compose_with(_yaml._PythonBoundedLoader, text)
+        assert fast is not None
+        assert python is not None
+        assert shape(fast) == shape(python), resource.name
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("a:\n\tb: 1\n", "invalid YAML: while scanning for the next token, found character '\\t'"),
+        ("a: b: c\n", "invalid YAML: mapping values are not allowed here"),
+        ("x: " + "[" * 5000 + "]" * 5000, f"nested more than {MAX_DEPTH} levels deep"),
+    ],
+)
+def test_a_text_libyaml_refuses_is_reported_in_pyyaml_s_words(text: str, reason: str) -> None:
+    # libyaml says "found character that cannot start any token", and stops 5,000 brackets at
+    # its own nesting limit before the composer's bound: PyYAML composes the text again.
+    assert _load_error(text).reason.startswith(reason)
+
+
+def _read_with(loader: Callable[[str], object], text: str) -> object:
+    """What ``load`` makes of ``text`` composed by ``loader``: a value, or the complaint."""
+    try:
+        node = _yaml._compose_with(loader, text)  # type: ignore[arg-type]
+    except (yaml.YAMLError, UnicodeError):
+        return "refused"
+    if node is None:
+        return ("value", None)
+    try:
+        return ("value", _yaml.YamlDocument("f.yaml", text, RuleFileError).value(node))
+    except RuleFileError as error:
+        return ("error", error.reason, error.line, error.column)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(list("ab1: -[]{},&*!'\"#|>?\n\t\\\x00\ud800é")), max_size=40
+    )
+)
+def test_any_text_reads_as_pyyaml_reads_it_or_is_a_located_error(text: str) -> None:
+    # Where PyYAML composes a text, it loads as PyYAML composes it: the same plain data or the
+    # same located complaint, whichever parser read it. libyaml composes a few texts PyYAML
+    # refuses ("|#", a comment with no space before it): those load as libyaml reads them.
+    try:
+        loaded: object = ("value", load(text, path="f.yaml", error=RuleFileError))
+    except RuleFileError as error:
+        loaded = ("error", error.reason, error.line, error.column)
+    python = _read_with(_yaml._PythonBoundedLoader, text)
+    if python == "refused":
+        assert loaded[0] == "value" or loaded[2] is not None  # a complaint has its line
+    else:
+        assert loaded == python
 
 
 # --- bytes ---------------------------------------------------------------------------------------
