@@ -277,6 +277,67 @@ def test_the_root_and_the_cli_start_without_numpy_or_the_server(code: str) -> No
     assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray", "lark"}
 
 
+# The modules only chains like robust's use: a Gym-compatible mode starts without them.
+_ROBUST_ONLY = {
+    "choicebox._conclusion",
+    "choicebox.steps.fallbacks",
+    "choicebox.steps.scope",
+    "choicebox.steps.statements",
+    "choicebox.steps.text",
+}
+_GRADE_IN = """
+from choicebox import default_registry, grade_text
+registry = default_registry()
+for name in {modes!r}:
+    verdict = grade_text("The answer is (B).\\nAnswer: B\\n\\\\boxed{{B}}", {{"A": "a", "B": "b"}}, "B",
+                         registry.get(name))
+    assert verdict.extracted_answer == "B", (name, verdict)
+"""
+
+
+def test_a_gym_compatible_mode_grades_without_importing_robust_s_modules() -> None:
+    modes = ["strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon",
+             "lenient_answer_colon_md", "mmlu_pro"]  # fmt: skip
+    assert not _modules_loaded_by(_GRADE_IN.format(modes=modes)) & _ROBUST_ONLY
+
+
+def test_robust_s_modules_are_imported_when_a_mode_names_their_kinds() -> None:
+    assert _modules_loaded_by(_GRADE_IN.format(modes=["robust"])) >= _ROBUST_ONLY
+
+
+def test_every_kind_and_policy_is_known_in_a_fresh_interpreter() -> None:
+    # Nothing has imported the later kinds yet: listing them, reaching their modules and
+    # registering a user kind under one of their names behave as if they had been imported.
+    code = """
+import attrs
+import choicebox.steps
+from choicebox import StepKindError, register_step_kind, step_kinds
+from choicebox._resolution import policy_kinds
+assert "choicebox.steps.statements" not in __import__("sys").modules
+assert {"answer_statement", "closing_answer", "other_questions", "option_text"} <= set(step_kinds())
+assert choicebox.steps.statements.AnswerStatement is step_kinds()["answer_statement"]
+assert "conclusion" in policy_kinds()
+"""
+    _modules_loaded_by(code)
+    clash = """
+import attrs
+from choicebox import StepKindError, register_step_kind
+
+@attrs.frozen
+class Mine:
+    def __call__(self, context):
+        return None
+
+try:
+    register_step_kind("answer_statement")(Mine)
+except StepKindError as error:
+    assert "already registered" in str(error), error
+else:
+    raise SystemExit("a user kind took a built-in kind's name")
+"""
+    _modules_loaded_by(clash)
+
+
 README = SRC.parent / "README.md"
 
 

@@ -19,13 +19,13 @@ import attrs
 import cattrs
 import yaml
 
-from ._conclusion import Conclusion
 from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
-from ._resolution import FirstStep, LastPosition, Policy, policy_kinds
+from ._resolution import FirstStep, Policy, policy_kind, policy_kinds
 from ._resources import builtin_rule_files
 from ._wire import converter
 from ._yaml import YamlDocument, compose, read_file
 from .steps import FAILURE_KINDS, ParameterError, Step, step_kinds
+from .steps._api import step_kind
 
 __all__ = [
     "RULES_DIR_ENV",
@@ -41,8 +41,6 @@ __all__ = [
 RULES_DIR_ENV: Final = "CHOICEBOX_RULES_DIR"
 FORMAT_VERSION: Final = 1
 COMPONENTS: Final = ("correctness", "format", "unambiguous")
-# The policies every installation has (``choicebox._resolution`` and ``choicebox._conclusion``).
-BUILTIN_POLICIES: Final = (FirstStep, LastPosition, Conclusion)
 
 _MODE_KEYS: Final = frozenset(
     {"version", "id", "description", "extends", "overrides", "resolve", "strategy",
@@ -132,7 +130,9 @@ def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
 
 
 def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: yaml.Node) -> Step:
-    step: Step = _build(located, kind, params, node, what="step kind", kinds=step_kinds())
+    found = step_kind(kind)  # all kinds only for the complaint: most are imported on first need
+    kinds = {kind: found} if found is not None else step_kinds()
+    step: Step = _build(located, kind, params, node, what="step kind", kinds=kinds)
     return step
 
 
@@ -189,7 +189,9 @@ def _parse_policy(located: _Located, node: yaml.Node) -> tuple[str, Policy]:
         name, params = raw["policy"], {k: v for k, v in raw.items() if k != "policy"}
     else:
         raise located.error("resolve must name a policy, or be a mapping with a 'policy'", node)
-    policy: Policy = _build(located, name, params, node, what="resolution policy", kinds=policy_kinds())
+    found = policy_kind(name)
+    kinds = {name: found} if found is not None else policy_kinds()
+    policy: Policy = _build(located, name, params, node, what="resolution policy", kinds=kinds)
     return name, policy
 
 

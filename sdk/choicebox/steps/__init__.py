@@ -6,14 +6,18 @@ that can also report every statement it recognises as a ``Candidate`` (``find``)
 policies that weigh them all (``conclusion``). A step kind is an attrs class whose fields are the
 step's parameters (validated when a rule file loads) and whose instances are called with a
 ``Context``. Built-in kinds are registered with ``register_step_kind`` exactly as a larger system
-registers its own, and rule files use them by name: importing this package registers them."""
+registers its own, and rule files use them by name: importing this package registers those of
+NeMo Gym's modes, and the others (``robust``'s) are registered the first time they are needed."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from choicebox._errors import ParameterError, StepKindError
 
-from . import answer_line, boxed, fallbacks, regex, scope, statements, text
+from . import answer_line, boxed, regex
 from ._api import (
+    _LATER_MODULES,
     FAILURE_KINDS,
     Candidate,
     Context,
@@ -26,6 +30,18 @@ from ._api import (
     step_kinds,
 )
 from .regex import run_patterns
+
+if TYPE_CHECKING:
+    from . import fallbacks, scope, statements, text
+
+
+def __getattr__(name: str) -> Any:
+    # ``choicebox.steps.statements`` and the other modules imported on first need (``_api``).
+    if name in _LATER_MODULES:
+        step_kinds()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FAILURE_KINDS",
