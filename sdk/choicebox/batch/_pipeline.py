@@ -29,6 +29,7 @@ from ._files import (
     PartialOutput,
     SourceRecord,
     Span,
+    Syncing,
     check_resumable,
     check_target,
     check_targets,
@@ -186,23 +187,31 @@ def grade_with(
                     metrics.add_records(piece.records)
                     if progress is not None:
                         progress.update(len(piece.records), piece.nbytes)
-            out.sync()
+            syncing = out.sync_in_background()
         finally:
             if progress is not None:
                 progress.close()
 
     info = RunSummary(input=str(source), output=str(output), mode=mode, extra=dict(summary or {}))
-    return _finish(metrics, info, source, output, resumed)
+    return _finish(metrics, info, source, output, resumed=resumed, syncing=syncing)
 
 
 def _finish(
-    metrics: MetricsAccumulator, info: RunSummary, source: Path, output: Path, resumed: int
+    metrics: MetricsAccumulator,
+    info: RunSummary,
+    source: Path,
+    output: Path,
+    *,
+    resumed: int,
+    syncing: Syncing,
 ) -> BatchResult:
-    """Write the metrics files, then move the complete ``.partial`` output into place."""
+    """Write the metrics files while the output reaches the disk, then move the complete
+    ``.partial`` output into place."""
     document = metrics.document(summary=info)
     aggregate_path, failures_path = sidecar_paths(output)
     write_json(aggregate_path, document.aggregate_json())
     write_json(failures_path, document.failure_json())
+    syncing.wait()
     check_target(output, os.stat(source))  # again: it may have appeared while grading
     os.replace(partial_path(output), output)  # last: OUTPUT exists only once everything is written
     source_record_path(output).unlink(missing_ok=True)
