@@ -85,13 +85,14 @@ def test_refusal_patterns_find_what_the_one_pattern_finds(text: str) -> None:
 _LETTER_PIECES = [
     "A", "B", "I", "J", "Z", "a", "b", "e", " ", "\t", "\n", "(", ")", "[", "]", "{", "}", ".", "x",
     "Ab", "1", "*", "'", "_", " is ", " car", "=", "é", "The ", "!", "$", '"', "`", "b)", "ab", "\r",
+    "π", "²", "’", "°", "É", "\u00a0", "\ud800",
 ]  # fmt: skip
 _CAPITAL = re.compile(r"[A-Z](?![A-Za-z0-9])")
 
 
 def _readable_reference(text: str, options: Collection[str], stop: int | None) -> bool:
-    """``has_readable_letter`` as it was written before it searched ASCII text by classes (a
-    find per capital, per bracket and per line end)."""
+    """``has_readable_letter`` as it was written before it searched text by classes (a
+    pattern for the capitals, a find per bracket and per line end)."""
     n = len(text)
     end = n if stop is None else min(stop, n)
 

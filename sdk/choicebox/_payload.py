@@ -237,7 +237,6 @@ def _read_value(text: str, p: int, n: int) -> Reading:
 
 # --- where letters can be read at all -------------------------------------------------------------
 
-_CAPITAL: Final = re.compile(r"[A-Z](?![A-Za-z0-9])")
 _LINE_END_DECORATION: Final = " \t.!*_$`'\""
 _ASCII_LETTERS_AND_DIGITS: Final = string.ascii_letters + string.digits
 
@@ -267,23 +266,21 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
         token = letter_token(text, at, min(n, at + MAX_PAYLOAD), strict_end=False)
         return token is not None and token[1] in options
 
-    if text.isascii():
-        # The standalone option capitals are found at C speed: each character is mapped to its
-        # class (an option capital, another letter or digit, anything else) and " L " is
-        # searched for. A capital before ``end`` that is followed by a letter or digit at
-        # ``end`` or later is not found, where ``_CAPITAL`` (which sees ``end`` as the text's
-        # end) would find it; ``letter_token`` reads the whole text and refuses it anyway.
-        classes = b" " + text.encode("ascii").translate(_letter_classes(tuple(options))) + b" "
-        at = classes.find(b" L ", 0, end + 2)  # at: the capital's index in ``text``
-        while at != -1:
-            if reads(at):
-                return True
-            at = classes.find(b" L ", at + 1, end + 2)
-    else:
-        for match in _CAPITAL.finditer(text, 0, end):
-            at = match.start()
-            if (at == 0 or not text[at - 1].isalnum()) and match.group() in options and reads(at):
-                return True
+    # A standalone option capital (no letter or digit of any script before it, no ASCII letter
+    # or digit after it) is found at C speed: each character is mapped to its class (an option
+    # capital, another ASCII letter or digit, anything else) and " L " is searched for. A
+    # character that is not ASCII is encoded as "?", anything else, so a capital after a letter
+    # of another script ("πA") is found too and refused by ``isalnum``. A capital before ``end``
+    # that is followed by a letter or digit at ``end`` or later is found as standalone by a
+    # search that stops at ``end``, and not here; ``letter_token`` reads past ``end`` and
+    # refuses it anyway.
+    marks = text.encode("ascii", "replace").translate(_letter_classes(tuple(options)))
+    classes = b" " + marks + b" "
+    at = classes.find(b" L ", 0, end + 2)  # at: the capital's index in ``text``
+    while at != -1:
+        if (at == 0 or not text[at - 1].isalnum()) and reads(at):
+            return True
+        at = classes.find(b" L ", at + 1, end + 2)
     for opener in "([{":
         at = text.find(opener, 0, end)
         while at != -1:
