@@ -492,6 +492,33 @@ def test_console_script_runs_in_a_subprocess(tmp_path: Path) -> None:
     assert all(p.exists() for p in sidecar_paths(default_output(source)))
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "from choicebox.cli import run\nrun()",
+        "import runpy\nrunpy.run_module('choicebox', run_name='__main__')",
+    ],
+    ids=["script", "python -m"],
+)
+def test_the_executable_freezes_before_the_interpreter_ends_and_keeps_the_status(
+    tmp_path: Path, entry: str
+) -> None:
+    # What is alive at exit is frozen, out of the interpreter's last collection; atexit
+    # handlers still run, and the command's status is the process's.
+    script = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen at exit: {gc.get_freeze_count() > 0}\\n'))\n"
+        f"sys.argv = ['choicebox', 'grade', {str(tmp_path / 'missing.jsonl')!r}]\n"
+        f"{entry}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 2, done.stderr
+    assert "no such input file" in done.stderr
+    assert done.stderr.rstrip().endswith("frozen at exit: True")
+
+
 def _command() -> list[str]:
     script = shutil.which("choicebox", path=os.path.dirname(sys.executable))
     return [script] if script else [sys.executable, "-m", "choicebox"]

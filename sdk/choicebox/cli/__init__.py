@@ -7,15 +7,16 @@ not pay for what ``choicebox grade`` needs.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from . import audit, compare, explain, grade, gym, report, rules, serve
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "run"]
 
 
 class _Version(argparse.Action):
@@ -56,6 +57,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stderr.fileno())
         return 128 + signal.SIGPIPE
     return status
+
+
+def run() -> NoReturn:
+    """The ``choicebox`` executable and ``python -m choicebox``: ``main``, then the exit.
+
+    At exit the interpreter's last collection looks at every object still alive (the modules'
+    classes, patterns and functions: 12-15 ms after ``choicebox grade`` here, for a process
+    that is ending). Frozen first, they are left out of it; the exit is otherwise the usual one
+    (``atexit`` handlers, threads, modules torn down). ``main`` itself freezes nothing, for the
+    programs that call it in process.
+    """
+    status = main()
+    gc.freeze()
+    sys.exit(status)
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
