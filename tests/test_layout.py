@@ -338,6 +338,29 @@ else:
     _modules_loaded_by(clash)
 
 
+def test_a_thread_that_asks_while_another_imports_the_later_kinds_finds_them() -> None:
+    # Thread A is slowed inside the import of the later kinds; thread B asks meanwhile.
+    code = """
+import importlib.abc, sys, threading, time
+import choicebox
+from choicebox.steps._api import step_kind
+
+class Slow(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "choicebox.steps.fallbacks":
+            time.sleep(0.3)
+        return None
+
+sys.meta_path.insert(0, Slow())
+first = threading.Thread(target=step_kind, args=("closing_answer",))
+first.start()
+time.sleep(0.1)
+assert step_kind("answer_statement") is not None, "thread B saw no such kind"
+first.join()
+"""
+    _modules_loaded_by(code)
+
+
 README = SRC.parent / "README.md"
 
 

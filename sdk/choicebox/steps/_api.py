@@ -268,9 +268,12 @@ _later = {"imported": False}
 def _import_later_kinds() -> None:
     if _later["imported"]:
         return
-    _later["imported"] = True  # first: their own registrations come back through here
+    # Marked only once every module is in: another thread that asks meanwhile imports them too
+    # (the import system makes it wait for a module another thread is importing), and an
+    # import that fails is tried again by the next lookup.
     for module in _LATER_MODULES:
         importlib.import_module(f"{__package__}.{module}")
+    _later["imported"] = True
 
 
 def register_step_kind(name: str, *, replace: bool = False) -> Callable[[StepT], StepT]:
