@@ -22,6 +22,7 @@ with the line and a caret, in the caller's error class (``RuleFileError``, ``Aud
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -160,12 +161,22 @@ def _compose_with(loader_type: Callable[[str], _Bounds], text: str) -> yaml.Node
         loader.dispose()
 
 
+# What libyaml reads where PyYAML refuses or reads otherwise: a tab between tokens ("a:\t1"), a
+# comment right after a block scalar's indicator ("|#"), a byte order mark inside the text
+# (libyaml drops one at the start of any line). Such a text is left to PyYAML alone, so that a
+# file reads the same whether PyYAML was built with libyaml or not.
+_PYYAML_ONLY: Final = re.compile(r"[\t\ufeff]|[|>][-+0-9]*+#")
+
+
 def _composed(text: str) -> yaml.Node | None:
+    if _FastBoundedLoader is _PythonBoundedLoader or _PYYAML_ONLY.search(text):
+        return _compose_with(_PythonBoundedLoader, text)
     try:
         return _compose_with(_FastBoundedLoader, text)
+    except _Refused:
+        raise  # a bound: the same refusal, at the same place, as PyYAML's events would give
     except (yaml.YAMLError, UnicodeError):  # libyaml encodes the text: a lone surrogate fails
-        if _FastBoundedLoader is _PythonBoundedLoader:
-            raise
+        pass
     # A text libyaml refuses is composed again by PyYAML, so that every complaint is PyYAML's
     # (libyaml's are vaguer: "found character that cannot start any token" for a tab, with no
     # "'\t'"), and each bound is reported as the bound, not as libyaml's own nesting limit of
@@ -220,6 +231,10 @@ class YamlDocument(Generic[E]):
             # A timestamp such as 2024-13-45 or an integer too long to read.
             problem = getattr(exc, "problem", None) or exc
             raise self.error(f"invalid value: {problem}", node) from None
+        except (LookupError, AttributeError, TypeError):
+            # PyYAML's constructors index into the text: an empty "!!int" or "!!bool" breaks them.
+            kind = str(node.tag).rsplit(":", 1)[-1]
+            raise self.error(f"invalid value: {node.value!r} is no {kind}", node) from None
 
 
 def compose(text: str, *, path: str, error: type[E]) -> tuple[YamlDocument[E], yaml.Node | None]:
