@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Generator, Iterator
@@ -476,3 +477,20 @@ def test_a_failed_fsync_leaves_the_partial_output_and_no_output(
         grade_file(source, output, workers=1)
     assert not output.exists()
     assert partial_path(output).stat().st_size > 0  # kept, for --resume
+
+
+def test_without_a_thread_for_it_the_fsync_is_done_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _mixed_file(tmp_path, copies=2)
+    output = tmp_path / "out.jsonl"
+
+    def no_thread(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_thread)
+    open_before = len(os.listdir("/proc/self/fd"))
+    result = grade_file(source, output, workers=1)
+    assert result.rows > 0
+    assert output.exists()
+    assert len(os.listdir("/proc/self/fd")) == open_before  # the duplicate descriptor is closed

@@ -388,8 +388,14 @@ class Syncing:
 
     def __init__(self, fd: int) -> None:
         self._error: OSError | None = None
-        self._thread = threading.Thread(target=self._sync, args=(fd,), daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._sync, args=(fd,), daemon=True
+        )
+        try:
+            self._thread.start()
+        except RuntimeError:  # no thread to be had: the fsync is done here, now
+            self._thread = None
+            self._sync(fd)
 
     def _sync(self, fd: int) -> None:
         try:
@@ -400,6 +406,7 @@ class Syncing:
             os.close(fd)
 
     def wait(self) -> None:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         if self._error is not None:
             raise self._error
