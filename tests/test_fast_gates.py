@@ -23,6 +23,8 @@ _ROMAN_PIECES = ["I", "II", "III", "(II)", "II.", " and ", " only", " ", "\n", "
 _REFUSAL_PIECES = [
     "I'm sorry", "I cannot help", "I can’t answer", "As an AI", "as an ai", ". ", "!\t", "?",
     "\n", " ", "x", "I", "I apologise", "I won't choose", ".\u2003", "\u2028",
+    "im sorry", "I\nam sorry", "\x1c", "\x0b", "In", "A ", "aS aN Ai", "İ", "ı", "ſ", "\u00a0",
+    "I am unable to help", "'m unable to pick", "do not feel comfortable respond", "m", "'",
 ]  # fmt: skip
 _OPTION_PIECES = ["5 H", ", ", "; ", ". ", " and ", "a) 2", "b) 1", "True", "False", "x", " ", "[0, 2]", ":"]
 
@@ -78,6 +80,13 @@ def test_refusal_patterns_find_what_the_one_pattern_finds(text: str) -> None:
         or _grading._REFUSAL_AFTER_STOP.search(text) is not None
     )
     assert split is (_ONE_PATTERN.search(text) is not None)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_texts(_REFUSAL_PIECES))
+def test_the_class_gate_lets_every_refusal_after_a_sentence_end_through(text: str) -> None:
+    expected = _grading._REFUSAL_AFTER_STOP.search(text) is not None
+    assert _grading._refusal_after_stop(text) is expected
 
 
 # --- the robust engine's shortcuts ---------------------------------------------------------------

@@ -160,12 +160,39 @@ _REFUSAL_WORDS: Final = (
 )  # fmt: skip
 
 
+def _refusal_classes() -> bytes:
+    """A ``bytes.translate`` table for ASCII text: what the opening of a refusal is made of.
+    "." a sentence end, " " a blank (``str.isspace``), "i", "a", "s", "m" and "'" themselves in
+    either case, "x" anything else."""
+    table = bytearray(b"x" * 256)
+    for chars, mark in ((".!?\n", "."), (" \t\r\f\v\x1c\x1d\x1e\x1f", " "), ("iI", "i"),
+                        ("aA", "a"), ("sS", "s"), ("mM", "m"), ("'", "'")):  # fmt: skip
+        for char in chars:
+            table[ord(char)] = ord(mark)
+    return bytes(table)
+
+
+_REFUSAL_CLASSES: Final = _refusal_classes()
+# What ``_REFUSAL_AFTER_STOP`` needs, in those classes: a sentence end, blanks, then "I'm", "Im",
+# "I" and a blank, or "As". Fewer than one ASCII output in ten has it.
+_OPENS_LIKE_A_REFUSAL: Final = re.compile(rb"\.[ .]*+(?:i['m .]|as)")
+
+
+def _refusal_after_stop(head: str) -> bool:
+    # The pattern tries every sentence end of the head: about 2.5 us on these outputs. An ASCII
+    # head is first looked at by classes, at C speed; other text can hold blanks, letters and
+    # case pairs (U+00A0, "İ", "ſ") that the pattern reads as such, so it is not.
+    if head.isascii() and _OPENS_LIKE_A_REFUSAL.search(head.encode("ascii").translate(_REFUSAL_CLASSES)) is None:
+        return False
+    return _REFUSAL_AFTER_STOP.search(head) is not None
+
+
 def _is_refusal(text: str) -> bool:
     # A refusal is short or says so up front; a long answer that mentions "I can't" is not one.
     head = text[:600] if len(text) > 600 else text
-    # The patterns first: on the outputs that reach here (no letter found) they cost about 2.5
-    # us and the fourteen word scans about 3.5 us, and the words matter only when they match.
-    if _REFUSAL_AT_START.match(head) is None and _REFUSAL_AFTER_STOP.search(head) is None:
+    # The patterns first: on the outputs that reach here (no letter found) they cost about 1 us
+    # and the fourteen word scans about 3.5 us, and the words matter only when they match.
+    if _REFUSAL_AT_START.match(head) is None and not _refusal_after_stop(head):
         return False
     return any(map(head.lower().__contains__, _REFUSAL_WORDS))
 
