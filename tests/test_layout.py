@@ -314,6 +314,16 @@ import choicebox.steps
 from choicebox import StepKindError, register_step_kind, step_kinds
 from choicebox._resolution import policy_kinds
 assert "choicebox.steps.statements" not in __import__("sys").modules
+from choicebox import RuleFileError
+from choicebox._modes import parse_mode
+for body, later in (("chain:\\n  - kind: answer_statment\\n", "answer_statement"),
+                    ("resolve: conclusoin\\nchain:\\n  - kind: boxed_letter\\n", "conclusion")):
+    try:
+        parse_mode("version: 1\\nid: m\\ndescription: d\\n" + body, path="m.yaml")
+    except RuleFileError as error:  # a typo's complaint lists the kinds not imported yet too
+        assert later in error.reason, error.reason
+    else:
+        raise SystemExit("a typo was accepted")
 assert {"answer_statement", "closing_answer", "other_questions", "option_text"} <= set(step_kinds())
 assert choicebox.steps.statements.AnswerStatement is step_kinds()["answer_statement"]
 assert "conclusion" in policy_kinds()

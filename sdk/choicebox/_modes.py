@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeAlias
 
@@ -130,9 +130,9 @@ def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
 
 
 def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: yaml.Node) -> Step:
-    found = step_kind(kind)  # all kinds only for the complaint: most are imported on first need
-    kinds = {kind: found} if found is not None else step_kinds()
-    step: Step = _build(located, kind, params, node, what="step kind", kinds=kinds)
+    step: Step = _build(
+        located, kind, params, node, what="step kind", find=step_kind, every=step_kinds
+    )
     return step
 
 
@@ -143,13 +143,15 @@ def _build(
     node: yaml.Node,
     *,
     what: str,
-    kinds: Mapping[str, type[Any]],
+    find: Callable[[str], type[Any] | None],
+    every: Callable[[], Mapping[str, type[Any]]],
 ) -> Any:
     """An instance of the registered attrs class ``kind`` from a rule file's parameters, every
-    problem located at the parameter (or the entry) it comes from."""
-    if kind not in kinds:
-        raise located.error(f"unknown {what} {kind!r}; known: {', '.join(sorted(kinds))}", node)
-    cls = kinds[kind]
+    problem located at the parameter (or the entry) it comes from. ``find`` looks one kind up
+    (importing only what it needs); ``every`` lists them all, for the complaint."""
+    cls = find(kind)
+    if cls is None:
+        raise located.error(f"unknown {what} {kind!r}; known: {', '.join(sorted(every()))}", node)
     known = {a.alias for a in attrs.fields(cls) if a.init}
     items = _mapping_items(node) if isinstance(node, yaml.MappingNode) else {}
     for name in params:
@@ -189,9 +191,9 @@ def _parse_policy(located: _Located, node: yaml.Node) -> tuple[str, Policy]:
         name, params = raw["policy"], {k: v for k, v in raw.items() if k != "policy"}
     else:
         raise located.error("resolve must name a policy, or be a mapping with a 'policy'", node)
-    found = policy_kind(name)
-    kinds = {name: found} if found is not None else policy_kinds()
-    policy: Policy = _build(located, name, params, node, what="resolution policy", kinds=kinds)
+    policy: Policy = _build(
+        located, name, params, node, what="resolution policy", find=policy_kind, every=policy_kinds
+    )
     return name, policy
 
 
