@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Final
 
+from ._citation import option_patterns
+
 __all__ = ["SampleFeatures", "features_of", "norm_text", "words_of"]
 
 # --- normalised text and words -------------------------------------------------------------------
@@ -112,6 +114,7 @@ class SampleFeatures:
 
     __slots__ = (
         "_all_words",
+        "_citations",
         "_multipart",
         "_normalised",
         "_option_union",
@@ -132,12 +135,20 @@ class SampleFeatures:
         self._question_words: frozenset[str] | None = None
         self._multipart: bool | None = None
         self._roman: bool | None = None
+        self._citations: Mapping[str, re.Pattern[str]] | None = None
 
     def normalised(self) -> dict[str, str]:
         """Each option's text through ``norm_text``."""
         if self._normalised is None:
             self._normalised = {letter: norm_text(text) for letter, text in self.options.items()}
         return self._normalised
+
+    def citations(self) -> Mapping[str, re.Pattern[str]]:
+        """Each option's text as a citation pattern (``choicebox._citation``), shared by every
+        sample with the same options."""
+        if self._citations is None:
+            self._citations = option_patterns(tuple(self.options.items()))
+        return self._citations
 
     def option_words(self) -> dict[str, frozenset[str]]:
         if self._option_words is None:

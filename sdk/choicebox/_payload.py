@@ -155,16 +155,38 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
     """
     n = min(len(text), position + MAX_PAYLOAD) if limit is None else min(limit, len(text))
     p = _PRE.match(text, position, n).end()  # type: ignore[union-attr]  # *+ always matches
-    if p < n and text[p] == "\n":
-        # "Final answer:\nD": the payload may sit on the next line, when that line is short.
-        q = p
-        while q < n and text[q] in " \t\r\n":
-            q += 1
-        eol = text.find("\n", q, n)
-        line_length = (n if eol == -1 else eol) - q
-        if q - p > 12 or line_length > 30 or _LISTING_START.match(text, q, n):
-            return Reading("empty", (), p)  # "The answer is ...\nA. 0\nB. 30": a listing
-        p = _PRE.match(text, q, n).end()  # type: ignore[union-attr]
+    if p >= n or text[p] != "\n":
+        return _read_from(text, p, n, lowercase=lowercase)
+    # The next-line layout: "Final answer:\nD", "the answer is:\n\nD. Vitamin B12 deficiency".
+    # The payload may sit on the next non-empty line; a long line counts only as letters (prose
+    # after a colon is no payload), and a line that starts an option listing followed by another
+    # listed line restates the options ("The answer is ...\nA. 0\nB. 30").
+    q = p
+    while q < n and text[q] in " \t\r\n":
+        q += 1
+    if q - p > 12:
+        return Reading("empty", (), p)
+    eol = text.find("\n", q, n)
+    line_end = n if eol == -1 else eol
+    if _LISTING_START.match(text, q, n) and _lists_next(text, line_end, n):
+        return Reading("empty", (), p)
+    p = _PRE.match(text, q, line_end).end()  # type: ignore[union-attr]
+    reading = _read_from(text, p, n, lowercase=lowercase)
+    if line_end - q > 30 and reading.kind not in ("letter", "hedge"):
+        return Reading("empty", (), p)
+    return reading
+
+
+def _lists_next(text: str, line_end: int, n: int) -> bool:
+    """The line after ``line_end`` (past blank lines) starts like an option listing."""
+    q = line_end
+    while q < n and text[q] in " \t\r\n":
+        q += 1
+    return q > line_end and _LISTING_START.match(text, q, n) is not None
+
+
+def _read_from(text: str, p: int, n: int, *, lowercase: bool) -> Reading:
+    """``read_at`` once the payload's decoration is passed: the payload starts at ``p``."""
     if p >= n:
         return Reading("empty", (), p)
     several = _LETTERS_IN_BRACKETS.match(text, p, n) if text[p] == "(" else None

@@ -47,13 +47,17 @@ class OtherQuestions:
     ``headings`` are the words of a heading line ("question", "problem"; a number and a colon
     may follow); ``prompt_echoes`` are lines that restart the prompt ("You are a knowledge
     expert"); ``recap_phrases`` introduce a recap ("combining all the answers"); a recap phrase
-    counts only when a list of answers follows it.
+    counts only when a list of answers follows it. A document break starts other text too: a line
+    of "===" after a blank line, or a section header "== response ==" naming one of
+    ``section_names``.
     """
 
     headings: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     prompt_echoes: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     recap_phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    section_names: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     _heading: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _section: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _recap: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
     _recap_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
@@ -67,6 +71,12 @@ class OtherQuestions:
         if self.prompt_echoes:
             pattern += rf"|^[ \t]*+{alternation(self.prompt_echoes)}"
         object.__setattr__(self, "_heading", re.compile(pattern))
+        # A document break: a line of "=" after a blank line (a setext underline follows text),
+        # or a "== response ==" section header naming one of ``section_names``.
+        section = r"(?:^|\n)[ \t]*+\n[ \t]*+(?P<rule>={3,}+)[ \t]*+$"
+        if self.section_names:
+            section += rf"|^[ \t]*+={{2,}}+[ \t]*+{alternation(self.section_names)}[ \t]*+={{2,}}+[ \t]*+$"
+        object.__setattr__(self, "_section", re.compile(section, re.MULTILINE))
         object.__setattr__(self, "_recap", re.compile(alternation(self.recap_phrases) + r"[^.\n:]{0,40}"))
         gates = required_words((*self.headings, *self.prompt_echoes))
         object.__setattr__(self, "_gates", ("",) if gates is None else (*gates, "\nq"))
@@ -92,6 +102,10 @@ class OtherQuestions:
                 found.append(
                     context.candidate("other_question", line.start(), line.end(), value="options", how="an 'Options:' line")
                 )
+        if "==" in low:
+            for match in self._section.finditer(low):
+                at = match.start("rule") if match.group("rule") else match.start()
+                found.append(context.candidate("other_question", at, at, value="section", how="a section break"))
         listing = self._foreign_listing(context)
         if listing is not None:
             found.append(

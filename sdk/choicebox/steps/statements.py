@@ -19,6 +19,7 @@ from typing import Final
 
 import attrs
 
+from choicebox._citation import citation_after, citation_before
 from choicebox._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
 
 from ._api import (
@@ -86,14 +87,38 @@ def _statement(
     part: bool = False,
     how: str,
     origin: str = "labelled",
+    payload_at: int | None = None,
 ) -> Candidate | None:
+    """The candidate a cue and its payload reading make. Every cue reads its payload through
+    here, so every cue takes an option citation alike: a letter followed by its own option's text
+    extends the statement over that text, and an option's text followed by its own bracketed
+    letter ("Vitamin B12 deficiency (D)", read from ``payload_at``) is that letter."""
     kind = _KIND_OF.get(reading.kind)
     if kind is None:
         return None
+    end = reading.end
+    letters = reading.letters
+    if kind == "commitment":
+        cited = citation_after(context.folded, end, letters[0], context.features.citations())
+        if cited != -1:
+            end, how = cited, f"{how} (an option cited by letter and text)"
+    elif kind == "value" and payload_at is not None:
+        text = context.folded
+        citation = citation_before(text, payload_at, min(len(text), payload_at + MAX_PAYLOAD), context.features.citations())
+        if citation is not None:
+            kind, letters, end = "commitment", (citation.letter,), citation.end
+            how = f"{how} (an option's text and its letter)"
     return context.candidate(
-        kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
+        kind, start, end, letters, final=final, part=part or reading.part,
         value=reading.value or reading.tail, how=how, origin=origin,
     )  # fmt: skip
+
+
+def _opens_line(text: str, position: int) -> bool:
+    """Only blanks and markdown (``#``, ``*``, ``_``, ``>``, a list dash) stand before
+    ``position`` on its line."""
+    line_start = text.rfind("\n", 0, position) + 1
+    return position - line_start <= 12 and not text[line_start:position].strip(" \t#*_>-")
 
 
 def _foreign_line(context: Context, candidate: Candidate) -> bool:
@@ -163,7 +188,9 @@ class AnswerStatement:
                 r"(?:question|part|case|situation|statement))?"
                 r"(?:\s++(?:to|for)\s++(?:this|the|your|the\s++given|the\s++above)\s++"
                 r"(?:question|problem|multiple[-\s]choice\s++question))?"
-                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=])|\s++[-–—]\s|[ \t]++(?=\([a-z]\)))"
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=])|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|"
+                # A heading: "### Final Answer", "**Final Answer**" alone on its line.
+                r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
             ),
         )
         set_("_gates", required_words((*self.nouns, *self.qualified_nouns)) or ("",))
@@ -185,19 +212,26 @@ class AnswerStatement:
                 reading = _strictly(context, reading)
             if reading.kind == "empty":
                 continue
-            if link in ("", "-", "–", "—") and reading.kind not in ("letter", "retract"):
+            heading = rest.group("heading") is not None
+            if heading and not _opens_line(text, head):
+                continue  # "... we find the answer\nis": a heading stands alone on its line
+            if (heading or link in ("", "-", "–", "—")) and reading.kind not in ("letter", "retract", "value"):
                 continue  # "our answer (B)": without a link verb only a letter counts
             final = bool(qualifier) and self._final.search(qualifier) is not None
             part = rest.group("part") is not None
             how = "answer statement" if noun_is_primary else "qualified option statement"
-            if reading.kind == "value":
+            if heading:
+                how = f"{how} (a heading, the payload under it)"
+            candidate = _statement(context, reading, head, final=final, part=part, how=how, payload_at=rest.end())
+            if candidate is None:
+                continue
+            if candidate.kind == "value" and (heading or link in ("", "-", "–", "—")):
+                continue  # without a link only a letter, or an option cited by its text, counts
+            if candidate.kind == "value":
                 lettered = self._letter_after_value(context, reading, head, final=final, part=part)
                 if lettered is not None:
                     found.append(lettered)
                     continue
-            candidate = _statement(context, reading, head, final=final, part=part, how=how)
-            if candidate is None:
-                continue
             if candidate.kind == "commitment" and reading.tail:
                 candidate = self._with_tail(context, candidate, reading)
             found.append(candidate)
@@ -237,7 +271,7 @@ class AnswerStatement:
         if self._qualifier_ends is not None:
             # Most nouns follow "the": test the word before before running the pattern.
             window = low[max(0, a - 24) : a].split()
-            if not window or window[-1].replace("’", "'") not in self._qualifier_ends:
+            if not window or window[-1].lstrip("*_#").replace("’", "'") not in self._qualifier_ends:
                 return None
         match = self._qualifier_before.search(low, max(0, a - 48), a)
         if match is not None and match.start() > 0 and low[match.start() - 1].isalnum():
@@ -337,7 +371,7 @@ class AnswerLabel:
             reading = read_at(text, match.end(), min(len(text), match.end() + 200))
             if self.payload == "strict":
                 reading = _strictly(context, reading)
-            candidate = _statement(context, reading, match.start(), how="answer label")
+            candidate = _statement(context, reading, match.start(), how="answer label", payload_at=match.end())
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -552,14 +586,18 @@ class FirstPersonPick:
         found = []
         for match in self._matches(low):
             reading = read_at(text, match.end(), min(len(text), match.end() + 80))
-            if reading.kind not in ("letter", "hedge"):
+            if reading.kind not in ("letter", "hedge", "value"):
                 continue
+            candidate = _statement(
+                context, reading, match.start(), how="a first-person pick", origin="pick", payload_at=match.end()
+            )
+            if candidate is None or candidate.kind == "value":
+                continue  # a pick names a letter, or an option by its text and letter
             superlative = match.re is self._superlative
-            if reading.kind == "letter" and superlative and not _CLAUSE_END.match(text, reading.end):
+            cited = candidate.end > reading.end
+            if reading.kind == "letter" and superlative and not cited and not _CLAUSE_END.match(text, reading.end):
                 continue  # "the best is A good ...": only a letter closing its clause
-            candidate = _statement(context, reading, match.start(), how="a first-person pick", origin="pick")
-            if candidate is not None:
-                found.append(candidate)
+            found.append(candidate)
         return found
 
 
@@ -615,14 +653,16 @@ class Conclusion:
         text = context.folded
         found = []
         for match in self._openings(low, start):
-            reading = read_at(text, match.end(), min(len(text), match.end() + 40), lowercase=False)
-            if reading.kind != "letter" or reading.letters[0] not in context.options:
+            reading = read_at(text, match.end(), min(len(text), match.end() + MAX_PAYLOAD), lowercase=False)
+            if reading.kind not in ("letter", "value"):
                 continue
-            if _CLAUSE_END.match(text, reading.end):
-                found.append(
-                    context.candidate(
-                        "commitment", match.start(), reading.end, reading.letters,
-                        how="a concluding sentence", origin="evaluation",
-                    )
-                )  # fmt: skip
+            candidate = _statement(
+                context, reading, match.start(), how="a concluding sentence", origin="evaluation",
+                payload_at=match.end(),
+            )  # fmt: skip
+            if candidate is None or candidate.kind != "commitment" or candidate.letters[0] not in context.options:
+                continue
+            # The letter closes its clause ("So, B."), or the option's text follows it ("So, B. Bent").
+            if candidate.end > reading.end or _CLAUSE_END.match(text, reading.end):
+                found.append(candidate)
         return found

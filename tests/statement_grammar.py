@@ -1,0 +1,189 @@
+"""The grammar of answer statements, as test data: cues, layouts, payloads, decorations and what may
+stand around a statement, composed into whole responses.
+
+Every part is written once; a response is one choice of each part. A positive composition states
+one letter and must be read as that letter; a negative one commits to no single option and must be
+read as none. ``tests/test_statement_grammar.py`` draws compositions with Hypothesis, and
+``benchmarks/statement_coverage.py`` walks the whole product to say which combinations a mode reads.
+
+The parts are the forms real responses use (the project's own wording, written from the patterns
+seen in published model outputs), not the rows themselves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
+
+# A question's options: texts a model cites after a letter, each unlike the others.
+OPTIONS: dict[str, str] = {
+    "A": "Light travels slower in glass than in air",
+    "B": "Operant conditioning",
+    "C": "Sound travels faster in a vacuum",
+    "D": "Vitamin B12 deficiency",
+    "E": "The mitochondrial membrane potential",
+    "F": "12 N",
+    "G": "Increased demand for labour",
+    "H": "Photosynthesis in the stroma",
+}
+
+# Answer cues: what announces the answer. Each is the text before the payload; a layout puts the
+# payload on the same line, on the next line, or under it as a heading.
+CUES: tuple[str, ...] = (
+    "The answer is",
+    "The answer is:",
+    "The correct answer is",
+    "Thus, the correct answer is:",
+    "Therefore, the best option is",
+    "So the final answer is",
+    "The most likely answer is",
+    "Answer:",
+    "Final Answer:",
+    "**Final Answer:**",
+    "Correct answer:",
+    "My answer:",
+    "I'd go with",
+    "I choose",
+    "Therefore,",
+    "So,",
+    "Antwort:",
+    "Die Antwort ist",
+    "答案：",
+)
+# Cues that only ever stand as a heading, the payload under them.
+HEADINGS: tuple[str, ...] = ("### Final Answer", "**Final Answer**", "## Answer", "Final answer")
+
+
+class Layout(NamedTuple):
+    """How a cue and its payload stand: the joint between them."""
+
+    name: str
+    joint: str
+
+
+LAYOUTS: tuple[Layout, ...] = (
+    Layout("same line", " "),
+    Layout("next line", "\n"),
+    Layout("after a blank line", "\n\n"),
+)
+HEADING_LAYOUTS: tuple[Layout, ...] = (
+    Layout("under a heading", "\n"),
+    Layout("under a heading, blank line", "\n\n"),
+)
+
+# Payload forms: a letter and the option's own text, in the decorations models use.
+PAYLOADS: dict[str, Callable[[str, str], str]] = {
+    "(L)": lambda letter, text: f"({letter})",
+    "**L**": lambda letter, text: f"**{letter}**",
+    "L.": lambda letter, text: f"{letter}.",
+    "L": lambda letter, text: letter,
+    "L) text": lambda letter, text: f"{letter}) {text}",
+    "L. text": lambda letter, text: f"{letter}. {text}",
+    "L: text": lambda letter, text: f"{letter}: {text}",
+    "Option L: text": lambda letter, text: f"Option {letter}: {text}",
+    "L - text": lambda letter, text: f"{letter} - {text}",
+    "text (L)": lambda letter, text: f"{text} ({letter})",
+    "**(L) text**": lambda letter, text: f"**({letter}) {text}**",
+    "**L. text**": lambda letter, text: f"**{letter}. {text}**",
+    "(L) text": lambda letter, text: f"({letter}) {text}",
+    "$L$": lambda letter, text: f"${letter}$",
+    "\\boxed{L}": lambda letter, text: f"\\boxed{{{letter}}}",
+}
+
+# What stands before a statement, and after it.
+BEFORES: dict[str, str] = {
+    "nothing": "",
+    "reasoning": (
+        "Let's think step by step. The force on the block is the mass times the acceleration, "
+        "2 kg times 6 m/s^2, which gives 12 units; the other effects are negligible here.\n\n"
+    ),
+    "reasoning about options": (
+        "Option A describes refraction, which is not asked about. Option H happens in plants. "
+        "Weighing what remains against the question:\n\n"
+    ),
+}
+AFTERS: dict[str, str] = {
+    "nothing": "",
+    "a remark": "\n\nThis fits every fact given in the question.",
+    "another question": (
+        "\n\nQuestion: Which gas makes up most of the air?\nOptions:\nA. Oxygen\nB. Nitrogen\n"
+        "C. Argon\nD. Carbon dioxide\nAnswer: Let's think step by step. Most of the air is "
+        "nitrogen. The answer is (B)."
+    ),
+    "a separator and another answer": "\n\n===\n\nThe answer is (A).",
+    "a response section for another question": "\n\n== response ==\nAnswer: A",
+}
+
+# Concluding sentences whose predicate is no listed cue: an option cited by letter and own text.
+CITATION_LEADS: tuple[str, ...] = (
+    "The statement that is not true is",
+    "The most likely cause is",
+    "This behaviour is best described as",
+    "Of the choices given, the one that fits is",
+    "Everything points to",
+)
+CITATION_FORMS: dict[str, Callable[[str, str], str]] = {
+    "L. text": lambda letter, text: f"{letter}. {text}.",
+    "(L) text": lambda letter, text: f"({letter}) {text}.",
+    "L) text": lambda letter, text: f"{letter}) {text}.",
+    "**L. text**": lambda letter, text: f"**{letter}. {text}**.",
+}
+
+
+class Composition(NamedTuple):
+    """One response and what it commits to."""
+
+    parts: tuple[str, ...]
+    text: str
+    expected: str | None
+
+
+def statements(letter: str) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Every cue x layout x payload statement of ``letter``, with the parts that made it."""
+    text = OPTIONS[letter]
+    for cue, layout, (name, form) in itertools.product(CUES, LAYOUTS, PAYLOADS.items()):
+        yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
+    for cue, layout, (name, form) in itertools.product(HEADINGS, HEADING_LAYOUTS, PAYLOADS.items()):
+        yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
+    for lead, (name, form) in itertools.product(CITATION_LEADS, CITATION_FORMS.items()):
+        yield (lead, "citation", name), f"{lead} {form(letter, text)}"
+
+
+def positives(letters: Sequence[str] = ("B", "C", "D", "G")) -> Iterator[Composition]:
+    """Every statement of each letter, with every context before and after it."""
+    for letter in letters:
+        for parts, statement in statements(letter):
+            for (before_name, before), (after_name, after) in itertools.product(
+                BEFORES.items(), AFTERS.items()
+            ):
+                yield Composition(
+                    (*parts, before_name, after_name), f"{before}{statement}{after}", letter
+                )
+
+
+# Negative compositions: payloads that name no single option, under every cue.
+NEGATIVE_PAYLOADS: dict[str, Callable[[str, str], str]] = {
+    "two letters": lambda a, b: f"({a}) or ({b})",
+    "a set": lambda a, b: f"{a} and {b}",
+    "a slash": lambda a, b: f"{a}/{b}",
+    "withdrawn": lambda a, b: f"({a}) is incorrect",
+    "not an option": lambda a, b: "(J)",
+    "none": lambda a, b: "none of the options",
+}
+
+
+def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> Iterator[Composition]:
+    """Every cue x layout x negative payload, with every context before it."""
+    for a, b in pairs:
+        for cue, layout, (name, form) in itertools.product(CUES, LAYOUTS, NEGATIVE_PAYLOADS.items()):
+            for before_name, before in BEFORES.items():
+                yield Composition(
+                    (cue, layout.name, name, before_name), f"{before}{cue}{layout.joint}{form(a, b)}", None
+                )
+
+
+def option_listing(letters: Sequence[str], *, style: str = "L. text") -> str:
+    """The options restated, one per line: a listing, which commits to none of them."""
+    form = PAYLOADS[style]
+    return "\n".join(form(letter, OPTIONS[letter]) for letter in letters)
