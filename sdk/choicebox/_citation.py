@@ -21,7 +21,7 @@ from typing import Final, NamedTuple
 __all__ = ["Citation", "citation_after", "citation_before", "option_patterns"]
 
 # Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "(D) ", "**D.** ", "D.**".
-_JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.):：]|[ \t]++[-–—])?[*_]*+[ \t]++[*_]*+")
+_JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.):：\-–—])?[*_]*+[ \t]++[*_]*+")
 # Between an option's text and a bracketed letter after it: "Vitamin B12 deficiency (D)".
 _LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
 _MARKUP: Final = "*_`$"

@@ -16,8 +16,10 @@ from __future__ import annotations
 import functools
 import re
 import string
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Final, Literal, NamedTuple
+
+from ._citation import citation_after, citation_before
 
 __all__ = ["Reading", "ReadingKind", "has_readable_letter", "letter_token", "read_at"]
 
@@ -36,6 +38,7 @@ class Reading(NamedTuple):
     value: str = ""
     part: bool = False  # "(F) for (a) and (J) for (b)": letters scoped to parts
     tail: str = ""  # "B. They possess an exoskeleton": the text after "B." on the same line
+    cited: bool = False  # the letter with its own option's text: "D. Vitamin B12 deficiency"
 
 
 # Decoration that may stand before the letter: blanks, markdown, quotes, a colon, "=", "$", the
@@ -147,16 +150,25 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
     return after, letter.upper(), opened, closed
 
 
-def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bool = True) -> Reading:
+def read_at(
+    text: str,
+    position: int,
+    limit: int | None = None,
+    *,
+    lowercase: bool = True,
+    citations: Mapping[str, re.Pattern[str]] | None = None,
+) -> Reading:
     """Read the payload starting at ``position`` (after a label, a phrase or a box opener).
 
     ``limit`` caps how far the reading may look (default ``MAX_PAYLOAD`` characters).
-    ``lowercase`` false refuses a lowercase letter that only ends its line.
+    ``lowercase`` false refuses a lowercase letter that only ends its line. With the sample's
+    ``citations`` (``SampleFeatures.citations``), an option cited by letter and text ("D. Vitamin
+    B12 deficiency", "Vitamin B12 deficiency (D)") reads as that letter, ending after the citation.
     """
     n = min(len(text), position + MAX_PAYLOAD) if limit is None else min(limit, len(text))
     p = _PRE.match(text, position, n).end()  # type: ignore[union-attr]  # *+ always matches
     if p >= n or text[p] != "\n":
-        return _read_from(text, p, n, lowercase=lowercase)
+        return _read_from(text, p, n, lowercase=lowercase, citations=citations)
     # The next-line layout: "Final answer:\nD", "the answer is:\n\nD. Vitamin B12 deficiency".
     # The payload may sit on the next non-empty line; a long line counts only as letters (prose
     # after a colon is no payload), and a line that starts an option listing followed by another
@@ -171,7 +183,7 @@ def read_at(text: str, position: int, limit: int | None = None, *, lowercase: bo
     if _LISTING_START.match(text, q, n) and _lists_next(text, line_end, n):
         return Reading("empty", (), p)
     p = _PRE.match(text, q, line_end).end()  # type: ignore[union-attr]
-    reading = _read_from(text, p, n, lowercase=lowercase)
+    reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)
     if line_end - q > 30 and reading.kind not in ("letter", "hedge"):
         return Reading("empty", (), p)
     return reading
@@ -185,7 +197,9 @@ def _lists_next(text: str, line_end: int, n: int) -> bool:
     return q > line_end and _LISTING_START.match(text, q, n) is not None
 
 
-def _read_from(text: str, p: int, n: int, *, lowercase: bool) -> Reading:
+def _read_from(
+    text: str, p: int, n: int, *, lowercase: bool, citations: Mapping[str, re.Pattern[str]] | None
+) -> Reading:
     """``read_at`` once the payload's decoration is passed: the payload starts at ``p``."""
     if p >= n:
         return Reading("empty", (), p)
@@ -197,6 +211,10 @@ def _read_from(text: str, p: int, n: int, *, lowercase: bool) -> Reading:
         return Reading("retract", (withdrawn.group(1),), withdrawn.end())
     token = letter_token(text, p, n, strict_end=not lowercase)
     if token is None:
+        if citations:
+            citation = citation_before(text, p, n, citations)
+            if citation is not None:  # "Vitamin B12 deficiency (D)"
+                return Reading("letter", (citation.letter,), citation.end, cited=True)
         return _read_value(text, p, n)
     end, letter, opened, closed = token
     letters = [letter]
@@ -238,6 +256,10 @@ def _read_from(text: str, p: int, n: int, *, lowercase: bool) -> Reading:
         more_letters = [m.group(1) for m in BRACKETED_LETTER.finditer(text, end, min(n, end + 80))]
         scoped = tuple(dict.fromkeys([*distinct, *more_letters]))
         return Reading("hedge" if len(scoped) > 1 else "letter", scoped, end, part=True)
+    if citations:
+        cited = citation_after(text, end, distinct[0], citations)
+        if cited != -1:  # "D. Vitamin B12 deficiency"
+            return Reading("letter", distinct, cited, tail=text[end:cited].lstrip(" \t.):-–—*_"), cited=True)
     tail = None
     if not opened:
         back = 1 if text[end - 1 : end] in ".)" else 0

@@ -19,7 +19,6 @@ from typing import Final
 
 import attrs
 
-from choicebox._citation import citation_after, citation_before
 from choicebox._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
 
 from ._api import (
@@ -87,29 +86,14 @@ def _statement(
     part: bool = False,
     how: str,
     origin: str = "labelled",
-    payload_at: int | None = None,
 ) -> Candidate | None:
-    """The candidate a cue and its payload reading make. Every cue reads its payload through
-    here, so every cue takes an option citation alike: a letter followed by its own option's text
-    extends the statement over that text, and an option's text followed by its own bracketed
-    letter ("Vitamin B12 deficiency (D)", read from ``payload_at``) is that letter."""
     kind = _KIND_OF.get(reading.kind)
     if kind is None:
         return None
-    end = reading.end
-    letters = reading.letters
-    if kind == "commitment":
-        cited = citation_after(context.folded, end, letters[0], context.features.citations())
-        if cited != -1:
-            end, how = cited, f"{how} (an option cited by letter and text)"
-    elif kind == "value" and payload_at is not None:
-        text = context.folded
-        citation = citation_before(text, payload_at, min(len(text), payload_at + MAX_PAYLOAD), context.features.citations())
-        if citation is not None:
-            kind, letters, end = "commitment", (citation.letter,), citation.end
-            how = f"{how} (an option's text and its letter)"
+    if reading.cited:
+        how = f"{how} (an option cited by letter and text)"
     return context.candidate(
-        kind, start, end, letters, final=final, part=part or reading.part,
+        kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
         value=reading.value or reading.tail, how=how, origin=origin,
     )  # fmt: skip
 
@@ -204,10 +188,11 @@ class AnswerStatement:
         if low is None:
             return []
         text = context.folded
+        citations = context.features.citations()
         found: list[Candidate] = []
         for head, qualifier, noun_is_primary, rest in self._statements(low, len(text)):
             link = rest.group("link").strip()
-            reading = read_at(text, rest.end(), min(len(text), rest.end() + MAX_PAYLOAD))
+            reading = read_at(text, rest.end(), min(len(text), rest.end() + MAX_PAYLOAD), citations=citations)
             if self.payload == "strict":
                 reading = _strictly(context, reading)
             if reading.kind == "empty":
@@ -222,7 +207,7 @@ class AnswerStatement:
             how = "answer statement" if noun_is_primary else "qualified option statement"
             if heading:
                 how = f"{how} (a heading, the payload under it)"
-            candidate = _statement(context, reading, head, final=final, part=part, how=how, payload_at=rest.end())
+            candidate = _statement(context, reading, head, final=final, part=part, how=how)
             if candidate is None:
                 continue
             if candidate.kind == "value" and (heading or link in ("", "-", "–", "—")):
@@ -366,12 +351,13 @@ class AnswerLabel:
         ):
             return []
         text = context.folded
+        citations = context.features.citations()
         found = []
         for match in self._pattern.finditer(low):
-            reading = read_at(text, match.end(), min(len(text), match.end() + 200))
+            reading = read_at(text, match.end(), min(len(text), match.end() + 200), citations=citations)
             if self.payload == "strict":
                 reading = _strictly(context, reading)
-            candidate = _statement(context, reading, match.start(), how="answer label", payload_at=match.end())
+            candidate = _statement(context, reading, match.start(), how="answer label")
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -583,19 +569,17 @@ class FirstPersonPick:
         if low is None or not context.has_letter():
             return []  # every statement it reads names a letter
         text = context.folded
+        citations = context.features.citations()
         found = []
         for match in self._matches(low):
-            reading = read_at(text, match.end(), min(len(text), match.end() + 80))
+            reading = read_at(text, match.end(), min(len(text), match.end() + 80), citations=citations)
             if reading.kind not in ("letter", "hedge", "value"):
                 continue
-            candidate = _statement(
-                context, reading, match.start(), how="a first-person pick", origin="pick", payload_at=match.end()
-            )
+            candidate = _statement(context, reading, match.start(), how="a first-person pick", origin="pick")
             if candidate is None or candidate.kind == "value":
                 continue  # a pick names a letter, or an option by its text and letter
             superlative = match.re is self._superlative
-            cited = candidate.end > reading.end
-            if reading.kind == "letter" and superlative and not cited and not _CLAUSE_END.match(text, reading.end):
+            if reading.kind == "letter" and superlative and not reading.cited and not _CLAUSE_END.match(text, reading.end):
                 continue  # "the best is A good ...": only a letter closing its clause
             found.append(candidate)
         return found
@@ -651,18 +635,18 @@ class Conclusion:
             return []  # every statement it reads names a letter
         start = max(0, len(low) - self.window)
         text = context.folded
+        citations = context.features.citations()
         found = []
         for match in self._openings(low, start):
-            reading = read_at(text, match.end(), min(len(text), match.end() + MAX_PAYLOAD), lowercase=False)
+            reading = read_at(
+                text, match.end(), min(len(text), match.end() + MAX_PAYLOAD), lowercase=False, citations=citations
+            )
             if reading.kind not in ("letter", "value"):
                 continue
-            candidate = _statement(
-                context, reading, match.start(), how="a concluding sentence", origin="evaluation",
-                payload_at=match.end(),
-            )  # fmt: skip
+            candidate = _statement(context, reading, match.start(), how="a concluding sentence", origin="evaluation")
             if candidate is None or candidate.kind != "commitment" or candidate.letters[0] not in context.options:
                 continue
             # The letter closes its clause ("So, B."), or the option's text follows it ("So, B. Bent").
-            if candidate.end > reading.end or _CLAUSE_END.match(text, reading.end):
+            if reading.cited or _CLAUSE_END.match(text, reading.end):
                 found.append(candidate)
         return found

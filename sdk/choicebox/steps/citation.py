@@ -1,0 +1,151 @@
+"""The ``option_citation`` step kind: a sentence that ends by citing one option by its letter and
+its own text, whatever predicate leads to it.
+
+"The statement that is not true is C. Sound travels faster in a vacuum.", "The most likely cause
+is D. Vitamin B12 deficiency.", "... is best described as B. operant conditioning." name no answer
+noun, but the letter and the option's exact text agree: the sentence cites that option as what
+the subject is (LABELLING rules 5 and 10). The citation forms are ``choicebox._citation``'s.
+
+A citation commits only when it closes its sentence and a link word ("is", "as", "to") leads
+straight into it; a sentence that opens with it (a restated option, an option under review), one
+that cites several options, one whose link is negated ("is not") or that is hypothetical ("if",
+"consider") only mentions the options, and so does a run of citations on consecutive lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import attrs
+
+from choicebox._citation import citation_after
+
+from ._api import Candidate, Context, Extraction, register_step_kind
+from ._vocab import alternation, nonempty_words, valid_words, word_list
+
+__all__ = ["OptionCitation"]
+
+# The letter before an option's text, near the end of a short window before it: "D. ", "(D) ",
+# "**D)** ", "Option D: ", "D - "; ``citation_after`` then checks the joint between them.
+_LETTER_BEFORE: Final = re.compile(
+    r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+(?:\((?P<b>[A-Z])\)|(?<![\w\\])(?P<L>[A-Z])(?!\w))[^\w\n]{0,8}$"
+)
+# A bracketed letter after an option's text: "Vitamin B12 deficiency (D)".
+_LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
+# What may follow a citation that closes its sentence: markup, a closing mark, then its end.
+_CLOSES: Final = re.compile(r"[*_`$\"')\]]*+[ \t]*+(?:[.!;]|(?=\n)|$)")
+_SENTENCE_START: Final = re.compile(r"[.!?](?=\s)|\n|^")
+_SENTENCE_END: Final = re.compile(r"[.!?](?=\s|$)|\n")
+_WORD: Final = re.compile(r"[\w'’-]+")
+
+
+@register_step_kind("option_citation")
+@attrs.frozen(kw_only=True)
+class OptionCitation:
+    """A concluding sentence that cites one option (see the module docstring).
+
+    ``links`` are the words that may lead straight into the citation ("is", "as", "to"); one of
+    the ``negations`` right before the link ("cannot be", "is never"), or one of the
+    ``conditions`` anywhere before it in its sentence, makes it a mention.
+    """
+
+    links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    negations: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    _link_end: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _negated: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(
+            self, "_link_end", re.compile(rf"(?:^|\s){alternation(self.links)}[ \t:,]*+$", re.IGNORECASE)
+        )
+        negations = alternation(self.negations) if self.negations else "(?!)"
+        # "cannot be D. ...", "is never D. ...": a negation right before the link.
+        object.__setattr__(self, "_negated", re.compile(rf"\b{negations}[ \t]++\S++[ \t:,]*+$", re.IGNORECASE))
+        conditions = alternation(self.conditions) if self.conditions else "(?!)"
+        object.__setattr__(self, "_condition", re.compile(rf"\b{conditions}\b", re.IGNORECASE))
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return None  # it weighs in only under a policy that reads every statement
+
+    def find(self, context: Context) -> list[Candidate]:
+        patterns = context.features.citations()
+        if not patterns:
+            return []
+        text = context.folded
+        cited: list[tuple[int, int, str]] = []  # (start, end, letter) of each citation
+        for letter, pattern in patterns.items():
+            for match in pattern.finditer(text):
+                before = _LETTER_BEFORE.search(text, max(0, match.start() - 24), match.start())
+                if before is not None and (before["b"] or before["L"]) == letter:
+                    token_end = before.end("b") + 1 if before["b"] else before.end("L")
+                    if citation_after(text, token_end, letter, patterns) == match.end():
+                        cited.append((before.start(), match.end(), letter))
+                        continue
+                after = _LETTER_AFTER.match(text, match.end(), match.end() + 12)
+                if after is not None and after.group(1) == letter:
+                    cited.append((match.start(), after.end(), letter))
+        if not cited:
+            return []
+        cited.sort()
+        found: list[Candidate] = []
+        for index, (start, end, letter) in enumerate(cited):
+            sentence = self._sentence_start(text, start)
+            lead = text[sentence:start]
+            closes = _CLOSES.match(text, end)
+            others = {x[2] for x in cited if x[2] != letter and sentence <= x[0] < _sentence_end(text, end)}
+            listed = _on_adjacent_line(text, cited, index)
+            if closes is None or others or listed or not self._commits(lead):
+                continue  # a mention: the options restated, reviewed, negated or supposed
+            found.append(
+                context.candidate(
+                    "commitment", start, end, (letter,), how="an option cited by letter and text, closing a sentence",
+                    origin="evaluation",
+                )
+            )  # fmt: skip
+        return found
+
+    @staticmethod
+    def _sentence_start(text: str, position: int) -> int:
+        """Where the sentence holding ``position`` starts (after an end mark or a newline)."""
+        lo = max(0, position - 300)
+        start = lo
+        for match in _SENTENCE_START.finditer(text, lo, position):
+            start = match.end()
+        return start
+
+    def _commits(self, lead: str) -> bool:
+        """The words before the citation state what it is: a link leads into it, not negated,
+        and nothing in the sentence makes it hypothetical."""
+        words = _WORD.findall(lead)
+        if len(words) < 2:
+            return False  # a sentence that opens with the citation restates an option
+        if self._link_end.search(lead) is None:
+            return False
+        return self._negated.search(lead) is None and self._condition.search(lead) is None
+
+
+def _sentence_end(text: str, position: int) -> int:
+    stop = _SENTENCE_END.search(text, position)
+    return len(text) if stop is None else stop.end()
+
+
+def _on_adjacent_line(text: str, cited: list[tuple[int, int, str]], index: int) -> bool:
+    """Another option is cited on the line before or after: the options are being listed."""
+    start, end, letter = cited[index]
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end == -1 else line_end
+    previous_start = text.rfind("\n", 0, max(0, line_start - 1)) + 1 if line_start else 0
+    next_end = text.find("\n", line_end + 1)
+    next_end = len(text) if next_end == -1 else next_end
+    for other_start, _, other in cited:
+        if other == letter:
+            continue
+        if line_start and previous_start <= other_start < line_start:
+            return True
+        if line_end < other_start <= next_end:
+            return True
+    return False
