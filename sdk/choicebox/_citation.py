@@ -7,8 +7,9 @@ all cite option D: the letter and the text agree, so the reader cannot mean anot
 statement to the end of the text; in a concluding sentence it commits without a cue (the
 ``option_citation`` step kind); several in a row restate the options and commit to none.
 
-The option's text is matched word for word, ignoring case, blanks and markdown between words, so
-a citation costs one anchored match per letter read, never a scan.
+The option's text is matched word for word, ignoring case, blanks and markdown between words, by
+comparing slices (no pattern is compiled per sample: an RL run meets thousands of new questions),
+so a citation costs one comparison per word of the letter's option, never a scan.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import re
 from collections.abc import Mapping
 from typing import Final, NamedTuple
 
-__all__ = ["Citation", "citation_after", "citation_before", "option_patterns"]
+__all__ = ["Citation", "OptionWords", "citation_after", "citation_before", "option_words", "text_at"]
 
 # Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "(D) ", "**D.** ", "D.**".
 _JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.):：\-–—])?[*_]*+[ \t]++[*_]*+")
 # Between an option's text and a bracketed letter after it: "Vitamin B12 deficiency (D)".
 _LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
 _MARKUP: Final = "*_`$"
+_MAX_WORDS: Final = 24
 
 
 class Citation(NamedTuple):
@@ -34,58 +36,64 @@ class Citation(NamedTuple):
     end: int
 
 
-def _pattern_of(text: str) -> re.Pattern[str] | None:
-    """The option's words in order, with any blanks or markdown between them; None for a text
-    with no word (an empty option cannot be cited)."""
-    words = text.split()
-    if not words:
-        return None
-    joint = r"[\s*_`$]*+"
-    body = joint.join(re.escape(word) for word in words)
-    # The text must end where a word ends: "12 N" does not cite inside "12 Newtons".
-    tail = r"(?!\w)" if words[-1][-1:].isalnum() else ""
-    return re.compile(body + tail, re.IGNORECASE)
+OptionWords = Mapping[str, tuple[str, ...]]
 
 
 @functools.lru_cache(maxsize=4096)
-def option_patterns(options: tuple[tuple[str, str], ...]) -> Mapping[str, re.Pattern[str]]:
-    """Each option letter's text pattern, compiled once per sample's options."""
-    patterns = {}
-    for letter, text in options:
-        pattern = _pattern_of(text.strip().rstrip(".").strip())
-        if pattern is not None:
-            patterns[letter] = pattern
-    return patterns
+def option_words(options: tuple[tuple[str, str], ...]) -> OptionWords:
+    """Each option letter's text as its lowercased words, split once per sample's options (an
+    option with no word cannot be cited)."""
+    # A citation repeats the option's opening words; past _MAX_WORDS a long option is cited by
+    # them alone, so a comparison is bounded whatever the option.
+    return {
+        letter: words
+        for letter, text in options
+        if (words := tuple(text.strip().rstrip(".").lower().split()[:_MAX_WORDS]))
+    }
 
 
-def citation_after(
-    text: str, letter_end: int, letter: str, patterns: Mapping[str, re.Pattern[str]]
-) -> int:
+def text_at(text: str, position: int, words: tuple[str, ...], limit: int | None = None) -> int:
+    """Where ``words`` end when they stand at ``position`` in order, ignoring case and any
+    blanks or markdown between them, else -1. The last word must end a word: "12 N" does not
+    stand in "12 Newtons"."""
+    n = len(text) if limit is None else min(limit, len(text))
+    at = position
+    for index, word in enumerate(words):
+        if index:
+            while at < n and (text[at].isspace() or text[at] in _MARKUP):
+                at += 1
+        stop = at + len(word)
+        if stop > n or text[at:stop].lower() != word:
+            return -1
+        at = stop
+    if at < n and words[-1][-1:].isalnum() and (text[at].isalnum() or text[at] == "_"):
+        return -1
+    return at
+
+
+def citation_after(text: str, letter_end: int, letter: str, options: OptionWords) -> int:
     """Where the citation ends when the letter read up to ``letter_end`` is followed by its own
     option's text ("D. Vitamin B12 deficiency"), else -1. The letter may have consumed its own
     closing bracket ("D)" or "(D)" read up to the bracket)."""
-    pattern = patterns.get(letter)
-    if pattern is None:
+    words = options.get(letter)
+    if words is None:
         return -1
     joint = _JOINT.match(text, letter_end, letter_end + 16)
     if joint is None:
         return -1
-    match = pattern.match(text, joint.end())
-    return -1 if match is None else match.end()
+    return text_at(text, joint.end(), words)
 
 
-def citation_before(
-    text: str, position: int, limit: int, patterns: Mapping[str, re.Pattern[str]]
-) -> Citation | None:
+def citation_before(text: str, position: int, limit: int, options: OptionWords) -> Citation | None:
     """The option whose text stands at ``position`` and is followed by its own letter in brackets
     ("Vitamin B12 deficiency (D)"), read no further than ``limit``."""
     while position < limit and text[position] in _MARKUP:
         position += 1
-    for letter, pattern in patterns.items():
-        match = pattern.match(text, position, limit)
-        if match is None:
+    for letter, words in options.items():
+        end = text_at(text, position, words, limit)
+        if end == -1:
             continue
-        after = _LETTER_AFTER.match(text, match.end(), limit)
+        after = _LETTER_AFTER.match(text, end, limit)
         if after is not None and after.group(1) == letter:
             return Citation(letter, after.end())
     return None

@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Final
 
-from ._citation import option_patterns
+from ._citation import OptionWords, option_words
 
 __all__ = ["SampleFeatures", "features_of", "norm_text", "words_of"]
 
@@ -135,7 +135,7 @@ class SampleFeatures:
         self._question_words: frozenset[str] | None = None
         self._multipart: bool | None = None
         self._roman: bool | None = None
-        self._citations: Mapping[str, re.Pattern[str]] | None = None
+        self._citations: OptionWords | None = None
 
     def normalised(self) -> dict[str, str]:
         """Each option's text through ``norm_text``."""
@@ -143,11 +143,10 @@ class SampleFeatures:
             self._normalised = {letter: norm_text(text) for letter, text in self.options.items()}
         return self._normalised
 
-    def citations(self) -> Mapping[str, re.Pattern[str]]:
-        """Each option's text as a citation pattern (``choicebox._citation``), shared by every
-        sample with the same options."""
+    def citations(self) -> OptionWords:
+        """Each option's text as the words a citation repeats (``choicebox._citation``)."""
         if self._citations is None:
-            self._citations = option_patterns(tuple(self.options.items()))
+            self._citations = option_words(tuple(self.options.items()))
         return self._citations
 
     def option_words(self) -> dict[str, frozenset[str]]:

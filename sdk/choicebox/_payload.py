@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 import re
 import string
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Final, Literal, NamedTuple
 
-from ._citation import citation_after, citation_before
+from ._citation import OptionWords, citation_after, citation_before
 
 __all__ = ["Reading", "ReadingKind", "has_readable_letter", "letter_token", "read_at"]
 
@@ -95,6 +95,7 @@ _FOR_PART: Final = re.compile(
 # "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
 _LISTING_START: Final = re.compile(r"[*_]*+\(?[A-Za-z][.):][ \t]++\S")
+_FILLS_LINE: Final = re.compile(r"[\s*_`'\".!)\]]*+$")
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
 # markdown emphasis, not math: "*" and "_" count only before an operand.
@@ -156,7 +157,7 @@ def read_at(
     limit: int | None = None,
     *,
     lowercase: bool = True,
-    citations: Mapping[str, re.Pattern[str]] | None = None,
+    citations: OptionWords | None = None,
 ) -> Reading:
     """Read the payload starting at ``position`` (after a label, a phrase or a box opener).
 
@@ -180,12 +181,17 @@ def read_at(
         return Reading("empty", (), p)
     eol = text.find("\n", q, n)
     line_end = n if eol == -1 else eol
-    if _LISTING_START.match(text, q, n) and _lists_next(text, line_end, n):
+    listing = _LISTING_START.match(text, q, n) is not None
+    if listing and _lists_next(text, line_end, n):
         return Reading("empty", (), p)
     p = _PRE.match(text, q, line_end).end()  # type: ignore[union-attr]
     reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)
-    if line_end - q > 30 and reading.kind not in ("letter", "hedge"):
-        return Reading("empty", (), p)
+    if listing and not reading.cited:
+        return Reading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
+    if line_end - q > 30 and (
+        reading.kind not in ("letter", "hedge") or not _FILLS_LINE.match(text, reading.end, line_end)
+    ):
+        return Reading("empty", (), p)  # a long line is a payload only when the letters fill it
     return reading
 
 
@@ -198,7 +204,7 @@ def _lists_next(text: str, line_end: int, n: int) -> bool:
 
 
 def _read_from(
-    text: str, p: int, n: int, *, lowercase: bool, citations: Mapping[str, re.Pattern[str]] | None
+    text: str, p: int, n: int, *, lowercase: bool, citations: OptionWords | None
 ) -> Reading:
     """``read_at`` once the payload's decoration is passed: the payload starts at ``p``."""
     if p >= n:
@@ -270,7 +276,7 @@ def _read_from(
 def _read_value(text: str, p: int, n: int) -> Reading:
     """No letter at ``p``: "no option is right", a value, or nothing."""
     stop = min(n, p + 200)
-    if _NONE_PAYLOAD.match(text, p, stop):
+    if _NONE_PAYLOAD.match(text, p + (text[p] in "([{"), stop):  # "(None of the above)"
         return Reading("none", (), p + 4)
     end = _VALUE_END.search(text, p, stop)
     value = text[p : end.start() if end else stop].strip().strip("*_$ ")

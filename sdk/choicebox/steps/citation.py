@@ -10,6 +10,7 @@ A citation commits only when it closes its sentence and a link word ("is", "as",
 straight into it; a sentence that opens with it (a restated option, an option under review), one
 that cites several options, one whose link is negated ("is not") or that is hypothetical ("if",
 "consider") only mentions the options, and so does a run of citations on consecutive lines.
+Sentences that cite different options describe them (one example of each kind): none commits.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Final
 
 import attrs
 
-from choicebox._citation import citation_after
+from choicebox._citation import citation_after, text_at
 
 from ._api import Candidate, Context, Extraction, register_step_kind
 from ._vocab import alternation, nonempty_words, valid_words, word_list
@@ -71,22 +72,23 @@ class OptionCitation:
         return None  # it weighs in only under a policy that reads every statement
 
     def find(self, context: Context) -> list[Candidate]:
-        patterns = context.features.citations()
-        if not patterns:
+        options = context.features.citations()
+        low = context.low
+        if not options or low is None or not context.has_letter():
             return []
         text = context.folded
         cited: list[tuple[int, int, str]] = []  # (start, end, letter) of each citation
-        for letter, pattern in patterns.items():
-            for match in pattern.finditer(text):
-                before = _LETTER_BEFORE.search(text, max(0, match.start() - 24), match.start())
+        for letter, words in options.items():
+            for start, end in _occurrences(text, low, words):
+                before = _LETTER_BEFORE.search(text, max(0, start - 24), start)
                 if before is not None and (before["b"] or before["L"]) == letter:
                     token_end = before.end("b") + 1 if before["b"] else before.end("L")
-                    if citation_after(text, token_end, letter, patterns) == match.end():
-                        cited.append((before.start(), match.end(), letter))
+                    if citation_after(text, token_end, letter, options) == end:
+                        cited.append((before.start(), end, letter))
                         continue
-                after = _LETTER_AFTER.match(text, match.end(), match.end() + 12)
+                after = _LETTER_AFTER.match(text, end, end + 12)
                 if after is not None and after.group(1) == letter:
-                    cited.append((match.start(), after.end(), letter))
+                    cited.append((start, after.end(), letter))
         if not cited:
             return []
         cited.sort()
@@ -105,6 +107,10 @@ class OptionCitation:
                     origin="evaluation",
                 )
             )  # fmt: skip
+        if len({c.letters for c in found}) > 1:
+            # "The example of positive feedback is (A). ... of negative feedback is (D).": sentences
+            # that cite different options without a cue describe them, none is the answer.
+            return []
         return found
 
     @staticmethod
@@ -125,6 +131,20 @@ class OptionCitation:
         if self._link_end.search(lead) is None:
             return False
         return self._negated.search(lead) is None and self._condition.search(lead) is None
+
+
+def _occurrences(text: str, low: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Where an option's text stands in the text as whole words: (start, end) of each."""
+    found = []
+    first = words[0]
+    at = low.find(first)
+    while at != -1:
+        if at == 0 or not low[at - 1].isalnum():
+            end = text_at(text, at, words)
+            if end != -1:
+                found.append((at, end))
+        at = low.find(first, at + 1)
+    return found
 
 
 def _sentence_end(text: str, position: int) -> int:
