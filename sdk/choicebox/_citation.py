@@ -19,7 +19,15 @@ import re
 from collections.abc import Mapping
 from typing import Final, NamedTuple
 
-__all__ = ["Citation", "OptionWords", "citation_after", "citation_before", "option_words", "text_at"]
+__all__ = [
+    "Citation",
+    "OptionWords",
+    "citation_after",
+    "citation_before",
+    "option_words",
+    "text_at",
+    "text_ending_at",
+]
 
 # Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "(D) ", "**D.** ", "D.**".
 _JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.):：\-–—])?[*_]*+[ \t]++[*_]*+")
@@ -71,6 +79,25 @@ def text_at(text: str, position: int, words: tuple[str, ...], limit: int | None 
     return at
 
 
+def text_ending_at(text: str, end: int, words: tuple[str, ...]) -> int:
+    """Where ``words`` start when they stand in order right before ``end`` (past blanks and
+    markdown), else -1: ``text_at`` read backwards, for "Vitamin B12 deficiency (D)"."""
+    at = end
+    while at > 0 and (text[at - 1].isspace() or text[at - 1] in _MARKUP):
+        at -= 1
+    for index, word in enumerate(reversed(words)):
+        if index:
+            while at > 0 and (text[at - 1].isspace() or text[at - 1] in _MARKUP):
+                at -= 1
+        start = at - len(word)
+        if start < 0 or text[start:at].lower() != word:
+            return -1
+        at = start
+    if at > 0 and words[0][:1].isalnum() and text[at - 1].isalnum():
+        return -1
+    return at
+
+
 def citation_after(text: str, letter_end: int, letter: str, options: OptionWords) -> int:
     """Where the citation ends when the letter read up to ``letter_end`` is followed by its own
     option's text ("D. Vitamin B12 deficiency"), else -1. The letter may have consumed its own
@@ -87,6 +114,8 @@ def citation_after(text: str, letter_end: int, letter: str, options: OptionWords
 def citation_before(text: str, position: int, limit: int, options: OptionWords) -> Citation | None:
     """The option whose text stands at ``position`` and is followed by its own letter in brackets
     ("Vitamin B12 deficiency (D)"), read no further than ``limit``."""
+    if text.find("(", position, limit) == -1:
+        return None  # no bracketed letter to follow the text
     while position < limit and text[position] in _MARKUP:
         position += 1
     for letter, words in options.items():

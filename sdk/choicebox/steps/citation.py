@@ -20,20 +20,19 @@ from typing import Final
 
 import attrs
 
-from choicebox._citation import citation_after, text_at
+from choicebox._citation import citation_after, text_ending_at
 
 from ._api import Candidate, Context, Extraction, register_step_kind
 from ._vocab import alternation, nonempty_words, valid_words, word_list
 
 __all__ = ["OptionCitation"]
 
-# The letter before an option's text, near the end of a short window before it: "D. ", "(D) ",
-# "**D)** ", "Option D: ", "D - "; ``citation_after`` then checks the joint between them.
-_LETTER_BEFORE: Final = re.compile(
-    r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+(?:\((?P<b>[A-Z])\)|(?<![\w\\])(?P<L>[A-Z])(?!\w))[^\w\n]{0,8}$"
-)
-# A bracketed letter after an option's text: "Vitamin B12 deficiency (D)".
-_LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
+# A letter that may open a citation: "D", "(D)"; ``citation_after`` then checks the joint
+# ("D. ", "D) ", "D: ", "D - ") and the option's text. The pattern starts with a character class,
+# so the regex engine skips to the capitals and brackets of the window at C speed.
+_LETTER_FORM: Final = re.compile(r"\((?P<b>[A-Z])\)|(?P<L>[A-Z])(?![\w'’])")
+# What may open a citation before its letter: "**", "Option ", "choice ".
+_OPENER: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+$")
 # What may follow a citation that closes its sentence: markup, a closing mark, then its end.
 _CLOSES: Final = re.compile(r"[*_`$\"')\]]*+[ \t]*+(?:[.!;]|(?=\n)|$)")
 _SENTENCE_START: Final = re.compile(r"[.!?](?=\s)|\n|^")
@@ -48,12 +47,14 @@ class OptionCitation:
 
     ``links`` are the words that may lead straight into the citation ("is", "as", "to"); one of
     the ``negations`` right before the link ("cannot be", "is never"), or one of the
-    ``conditions`` anywhere before it in its sentence, makes it a mention.
+    ``conditions`` anywhere before it in its sentence, makes it a mention. Only the last
+    ``window`` characters are read: a sentence that concludes a response stands there.
     """
 
     links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     negations: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    window: int = 600
     _link_end: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _negated: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -73,22 +74,25 @@ class OptionCitation:
 
     def find(self, context: Context) -> list[Candidate]:
         options = context.features.citations()
-        low = context.low
-        if not options or low is None or not context.has_letter():
+        if not options or not context.has_letter():
             return []
         text = context.folded
         cited: list[tuple[int, int, str]] = []  # (start, end, letter) of each citation
-        for letter, words in options.items():
-            for start, end in _occurrences(text, low, words):
-                before = _LETTER_BEFORE.search(text, max(0, start - 24), start)
-                if before is not None and (before["b"] or before["L"]) == letter:
-                    token_end = before.end("b") + 1 if before["b"] else before.end("L")
-                    if citation_after(text, token_end, letter, options) == end:
-                        cited.append((before.start(), end, letter))
-                        continue
-                after = _LETTER_AFTER.match(text, end, end + 12)
-                if after is not None and after.group(1) == letter:
-                    cited.append((start, after.end(), letter))
+        lo = max(0, len(text) - self.window)
+        # Letter first, then its option's text: a window holds few standalone capitals.
+        for match in _LETTER_FORM.finditer(text, lo):
+            letter = match["b"] or match["L"]
+            start = match.start()
+            if match["L"] and start and (text[start - 1].isalnum() or text[start - 1] in "\\(_"):
+                continue  # inside a word, a command or a bracket
+            end = citation_after(text, match.end(), letter, options)
+            if end != -1:  # "D. Vitamin B12 deficiency"
+                opener = _OPENER.search(text, max(0, start - 12), start)
+                cited.append((opener.start() if opener else start, end, letter))
+            elif match["b"] and (words := options.get(letter)) is not None:
+                before = text_ending_at(text, start, words)
+                if before != -1:  # "Vitamin B12 deficiency (D)"
+                    cited.append((before, match.end(), letter))
         if not cited:
             return []
         cited.sort()
@@ -131,20 +135,6 @@ class OptionCitation:
         if self._link_end.search(lead) is None:
             return False
         return self._negated.search(lead) is None and self._condition.search(lead) is None
-
-
-def _occurrences(text: str, low: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Where an option's text stands in the text as whole words: (start, end) of each."""
-    found = []
-    first = words[0]
-    at = low.find(first)
-    while at != -1:
-        if at == 0 or not low[at - 1].isalnum():
-            end = text_at(text, at, words)
-            if end != -1:
-                found.append((at, end))
-        at = low.find(first, at + 1)
-    return found
 
 
 def _sentence_end(text: str, position: int) -> int:
