@@ -4,7 +4,7 @@ stand around a statement, composed into whole responses.
 Every part is written once; a response is one choice of each part. A positive composition states
 one letter and must be read as that letter; a negative one commits to no single option and must be
 read as none. ``tests/test_statement_grammar.py`` draws compositions with Hypothesis, and
-``benchmarks/statement_coverage.py`` walks the whole product to say which combinations a mode reads.
+``python tests/statement_grammar.py MODE`` walks the whole product to say which combinations a mode reads.
 
 The parts are the forms real responses use (the project's own wording, written from the patterns
 seen in published model outputs), not the rows themselves.
@@ -13,6 +13,7 @@ seen in published model outputs), not the rows themselves.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -187,3 +188,35 @@ def option_listing(letters: Sequence[str], *, style: str = "L. text") -> str:
     """The options restated, one per line: a listing, which commits to none of them."""
     form = PAYLOADS[style]
     return "\n".join(form(letter, OPTIONS[letter]) for letter in letters)
+
+
+def coverage(mode: str) -> tuple[Counter[str], Counter[str], int, int]:
+    """Walk the whole product in ``mode``: per part, how many positive compositions were read as
+    their letter out of how many, and how many negative ones were read as none out of how many."""
+    import choicebox  # here, so that importing the grammar costs nothing
+
+    sample = choicebox.MCQASample.from_question("Which of the following is right?", list(OPTIONS.values()), "B")
+    read: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for composition in positives():
+        right = choicebox.grade(sample, composition.text, mode=mode).extracted_answer == composition.expected
+        for part in ("all", *composition.parts):
+            total[part] += 1
+            read[part] += right
+    none = sum(
+        choicebox.grade(sample, composition.text, mode=mode).extracted_answer is None
+        for composition in negatives()
+    )
+    return read, total, none, sum(1 for _ in negatives())
+
+
+if __name__ == "__main__":
+    import sys
+
+    for name in sys.argv[1:] or ["robust"]:
+        read, total, none, negative = coverage(name)
+        print(f"{name}: positives read {read['all']}/{total['all']} ({read['all'] / total['all']:.1%}); "
+              f"negatives read as none {none}/{negative}")
+        for part in total:
+            if part != "all" and read[part] < total[part]:
+                print(f"  {part!r}: {read[part]}/{total[part]}")

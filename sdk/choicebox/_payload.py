@@ -94,7 +94,7 @@ _FOR_PART: Final = re.compile(
 )
 # "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
-_LISTING_START: Final = re.compile(r"[*_]*+\(?[A-Za-z][.):][ \t]++\S")
+_LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?[A-Za-z][.):][ \t]++\S")
 _FILLS_LINE: Final = re.compile(r"[\s*_`'\".!)\]]*+$")
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are

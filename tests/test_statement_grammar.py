@@ -1,0 +1,154 @@
+"""Answer statements composed from their parts (``tests/statement_grammar.py``): every cue with every
+layout, payload and context reads as the letter it states; every composition that names no single
+option reads as none; restating the options earns nothing in any mode.
+
+Hypothesis draws the compositions, so a run meets combinations nobody wrote down; the whole product
+(about 60,000 positive and 2,000 negative compositions) is walked by
+``python tests/statement_grammar.py MODE``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import choicebox
+from choicebox import MCQASample
+
+import statement_grammar as grammar
+
+SAMPLE = MCQASample.from_question(
+    "Which of the following is right?", list(grammar.OPTIONS.values()), "B"
+)
+LETTERS = sorted(grammar.OPTIONS)
+
+
+def _read(text: str, mode: str = "robust") -> str | None:
+    return choicebox.grade(SAMPLE, text, mode=mode).extracted_answer
+
+
+@st.composite
+def positive(draw: st.DrawFn) -> tuple[str, str]:
+    """A response stating one letter: cue x layout x payload, with something before and after."""
+    letter = draw(st.sampled_from(LETTERS))
+    option = grammar.OPTIONS[letter]
+    shape = draw(st.sampled_from(("cue", "heading", "citation")))
+    if shape == "cue":
+        lead = draw(st.sampled_from(grammar.CUES))
+        joint = draw(st.sampled_from(grammar.LAYOUTS)).joint
+        form = draw(st.sampled_from(sorted(grammar.PAYLOADS)))
+        statement = f"{lead}{joint}{grammar.PAYLOADS[form](letter, option)}"
+    elif shape == "heading":
+        lead = draw(st.sampled_from(grammar.HEADINGS))
+        joint = draw(st.sampled_from(grammar.HEADING_LAYOUTS)).joint
+        form = draw(st.sampled_from(sorted(grammar.PAYLOADS)))
+        statement = f"{lead}{joint}{grammar.PAYLOADS[form](letter, option)}"
+    else:
+        lead = draw(st.sampled_from(grammar.CITATION_LEADS))
+        form = draw(st.sampled_from(sorted(grammar.CITATION_FORMS)))
+        statement = f"{lead} {grammar.CITATION_FORMS[form](letter, option)}"
+    before = draw(st.sampled_from(sorted(grammar.BEFORES.values())))
+    after = draw(st.sampled_from(sorted(grammar.AFTERS.values())))
+    return f"{before}{statement}{after}", letter
+
+
+@settings(max_examples=400, deadline=None)
+@given(positive())
+def test_every_composition_reads_its_letter(case: tuple[str, str]) -> None:
+    text, letter = case
+    assert _read(text) == letter, text
+
+
+@st.composite
+def negative(draw: st.DrawFn) -> str:
+    """A response whose statement names no single option, under any cue and layout."""
+    a, b = draw(st.lists(st.sampled_from(LETTERS), min_size=2, max_size=2, unique=True))
+    lead = draw(st.sampled_from(grammar.CUES))
+    joint = draw(st.sampled_from(grammar.LAYOUTS)).joint
+    form = draw(st.sampled_from(sorted(grammar.NEGATIVE_PAYLOADS)))
+    before = draw(st.sampled_from(sorted(grammar.BEFORES.values())))
+    return f"{before}{lead}{joint}{grammar.NEGATIVE_PAYLOADS[form](a, b)}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(negative())
+def test_no_single_option_reads_as_none(text: str) -> None:
+    assert _read(text) is None, text
+
+
+# ``mmlu_pro`` reproduces the MMLU-Pro paper's extraction, whose last resort is the last letter
+# of the text: a listing earns the last option's reward there. It is a reporting mode, never a
+# training one; the exception is held below so that it cannot spread to another mode unseen.
+_LISTING_EXCEPTIONS = frozenset({"mmlu_pro"})
+_STYLES = ["L. text", "(L) text", "L) text", "**L. text**", "Option L: text"]
+_PLACES = ["alone", "after a cue", "at the end"]
+
+
+def _listing(style: str, where: str) -> str:
+    listing = grammar.option_listing(LETTERS, style=style)
+    return {
+        "alone": listing,
+        "after a cue": f"The answer is:\n{listing}",
+        "at the end": f"Let me restate the choices before deciding.\n\n{listing}",
+    }[where]
+
+
+def _rewards(text: str, mode: str) -> list[float]:
+    rewards = []
+    for gold in LETTERS:
+        sample = MCQASample.from_question("Which of the following is right?", list(grammar.OPTIONS.values()), gold)
+        rewards.append(choicebox.grade(sample, text, mode=mode).reward)
+    return rewards
+
+
+@pytest.mark.parametrize("mode", sorted(set(choicebox.default_registry().names()) - _LISTING_EXCEPTIONS))
+@pytest.mark.parametrize("style", _STYLES)
+@pytest.mark.parametrize("where", _PLACES)
+def test_restating_the_options_earns_nothing(mode: str, style: str, where: str) -> None:
+    """LABELLING rule 6: the options listed one per line cite every option and commit to none,
+    wherever the listing stands, in every mode but the named exception."""
+    assert _rewards(_listing(style, where), mode) == [0.0] * len(LETTERS)
+
+
+@pytest.mark.parametrize("style", _STYLES)
+def test_mmlu_pro_keeps_the_papers_last_letter(style: str) -> None:
+    """The exception above, as it is: ``mmlu_pro`` rewards the last listed option only."""
+    assert _rewards(_listing(style, "alone"), "mmlu_pro") == [0.0] * (len(LETTERS) - 1) + [1.0]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # One option cited by letter and text after a predicate no vocabulary lists.
+        ("The statement that is not true is C. Sound travels faster in a vacuum.", "C"),
+        ("Everything points to Vitamin B12 deficiency (D).", "D"),
+        # Citations of different options describe them: none commits.
+        (
+            "The example of positive feedback is (B). Operant conditioning. "
+            "The example of negative feedback is (D). Vitamin B12 deficiency. The answer is (B).",
+            "B",
+        ),
+        # Negated or supposed citations are mentions.
+        ("The cause cannot be D. Vitamin B12 deficiency.", None),
+        ("Let us consider whether it is D. Vitamin B12 deficiency.", None),
+        # A letter with another option's text is no citation of either.
+        ("The most likely cause is D. Operant conditioning.", None),
+        # The cue's payload on a listing line is read only when it cites its own option.
+        ("The answer is:\nE. 80%", None),
+    ],
+)
+def test_citation_rules(text: str, expected: str | None) -> None:
+    assert _read(text) == expected
+
+
+def test_grammar_size() -> None:
+    """The product the coverage benchmark walks: every part combined with every other."""
+    positives = sum(1 for _ in grammar.positives())
+    negatives = sum(1 for _ in grammar.negatives())
+    assert positives == 4 * (
+        len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.PAYLOADS)
+        + len(grammar.HEADINGS) * len(grammar.HEADING_LAYOUTS) * len(grammar.PAYLOADS)
+        + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
+    ) * len(grammar.BEFORES) * len(grammar.AFTERS)
+    assert negatives == 2 * len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS) * len(grammar.BEFORES)
