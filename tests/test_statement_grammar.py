@@ -14,9 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import choicebox
-from choicebox import MCQASample
-
 import statement_grammar as grammar
+from choicebox import MCQASample
 
 SAMPLE = MCQASample.from_question(
     "Which of the following is right?", list(grammar.OPTIONS.values()), "B"
