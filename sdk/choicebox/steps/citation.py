@@ -79,6 +79,9 @@ class OptionCitation:
         text = context.folded
         cited: list[tuple[int, int, str]] = []  # (start, end, letter) of each citation
         lo = max(0, len(text) - self.window)
+        low = context.low
+        if low is not None and not any(low.find(words[0], lo) != -1 for words in options.values()):
+            return []  # no option's first word in the window: no option is cited there
         # Letter first, then its option's text: a window holds few standalone capitals.
         for match in _LETTER_FORM.finditer(text, lo):
             letter = match["b"] or match["L"]
