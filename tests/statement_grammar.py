@@ -67,6 +67,7 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("same line", " "),
     Layout("next line", "\n"),
     Layout("after a blank line", "\n\n"),
+    Layout("in a list item", "\n\n- "),
 )
 HEADING_LAYOUTS: tuple[Layout, ...] = (
     Layout("under a heading", "\n"),
@@ -114,6 +115,11 @@ AFTERS: dict[str, str] = {
     ),
     "a separator and another answer": "\n\n===\n\nThe answer is (A).",
     "a response section for another question": "\n\n== response ==\nAnswer: A",
+    "another question, options inline": (
+        "\n\nWhat is the capital of France?\n(A) Paris (B) Rome (C) Oslo (D) Bern\nAnswer: (A)"
+    ),
+    "another question under Q:": "\n\nQ: Which planet is largest?\nA. Mars\nB. Jupiter\nAnswer: A",
+    "an answer line beyond the options": "\n\nAnswer: (K)",
 }
 
 # Concluding sentences whose predicate is no listed cue: an option cited by letter and own text.

@@ -128,6 +128,13 @@ def test_mmlu_pro_keeps_the_papers_last_letter(style: str) -> None:
             "The example of negative feedback is (D). Vitamin B12 deficiency. The answer is (B).",
             "B",
         ),
+        # Options restated one after another in one line, then the answer: the listing commits
+        # to none, the answer stands.
+        (
+            "The effects are: (A) Light travels slower in glass than in air. (B) Operant conditioning. "
+            "(C) Sound travels faster in a vacuum. The answer is (E).",
+            "E",
+        ),
         # Negated or supposed citations are mentions.
         ("The cause cannot be D. Vitamin B12 deficiency.", None),
         ("Let us consider whether it is D. Vitamin B12 deficiency.", None),
@@ -151,3 +158,28 @@ def test_grammar_size() -> None:
         + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
     ) * len(grammar.BEFORES) * len(grammar.AFTERS)
     assert negatives == 2 * len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS) * len(grammar.BEFORES)
+
+
+@pytest.mark.parametrize(
+    ("text", "position", "expected"),
+    [
+        ("D. Vitamin B12 deficiency.", 3, 25),
+        ("D. vitamin  **B12** deficiency", 3, 30),
+        ("D. Vitamin B12 deficiencies", 3, -1),  # the last word must end there
+        ("D. Vitamin B12", 3, -1),
+    ],
+)
+def test_text_at_matches_the_options_words_in_order(text: str, position: int, expected: int) -> None:
+    from choicebox._citation import text_at
+
+    assert text_at(text, position, ("vitamin", "b12", "deficiency")) == expected
+
+
+def test_text_ending_at_reads_the_words_backwards() -> None:
+    from choicebox._citation import text_ending_at
+
+    words = ("vitamin", "b12", "deficiency")
+    text = "so: Vitamin B12 **deficiency** (D)"
+    assert text_ending_at(text, text.index("(D)"), words) == text.index("Vitamin")
+    assert text_ending_at("avitamin B12 deficiency (D)", 24, words) == -1
+

@@ -29,8 +29,8 @@ __all__ = [
     "text_ending_at",
 ]
 
-# Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "(D) ", "**D.** ", "D.**".
-_JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.):：\-–—])?[*_]*+[ \t]++[*_]*+")
+# Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "D, ", "(D) ", "**D.** ".
+_JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.,):：\-–—])?[*_]*+[ \t]++[*_]*+")
 # Between an option's text and a bracketed letter after it: "Vitamin B12 deficiency (D)".
 _LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
 _MARKUP: Final = "*_`$"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Final
 
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["Conclusion"]
 
 _GAP_WORD: Final = re.compile(r"[A-Za-z]{2,}")
+# What opens a first part: "part (i)", "Part 1", "(a)", "(i)", "1)".
+_FIRST_PART: Final = re.compile(r"\bpart\b|\((?:a|i|1)\)|(?:^|\s)(?:a|1)\)", re.IGNORECASE)
 _LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
 _STATED: Final = ("commitment", "hedge")
 _LINE_LEVEL_MAX: Final = 300
@@ -131,7 +133,7 @@ class Conclusion:
             "_later_part",
             re.compile(
                 rf"{opener}(?:\(?[b-h]\)|[2-9]\)|\([2-9]\)|{words}\s*+\(?(?:[b-h]|[2-9]|ii+)\b\)?|"
-                rf"for\s++(?:part\s*+)?\(?[b-h]\)|{later}\b)",
+                rf"for\s++(?:part\s*+)?\(?(?:[b-h]|ii+|iv)\)|{later}\b)",
                 re.IGNORECASE,
             ),
         )
@@ -227,7 +229,7 @@ class Conclusion:
                 kept.append(candidate)
                 continue
             dropped.append(candidate)
-        merged = _merge(kept)
+        merged = _beyond_the_options(_merge(kept), options, text)
         merged, hi = self._drop_foreign(merged, hi, fates)
         considered = sorted(dropped + merged, key=lambda c: c.start)
         lettered = [c for c in merged if c.kind in _LETTERED]
@@ -400,17 +402,19 @@ class Conclusion:
             previous = earlier[-1]
             opening = previous is live[0] and self._opening(text, lo, previous.start)
             between = text[previous.end : run[0].start]
+            # A marked later part ("For part (ii)") makes two answers one per part; an opening
+            # answer too, when the response opens with its part ("For part (i), the answer is C.").
+            if (not opening or _FIRST_PART.search(text, lo, previous.start)) and self._later_part.search(between):
+                fates.mark((previous, last), "conflicting", "one answer per marked part")
+                return (
+                    _failure(
+                        "conflicting",
+                        f"one answer per part ({previous.letters[0]} ... {letter}), no overall answer",
+                    ),
+                    None,
+                    considered,
+                )
             if not opening:
-                if self._later_part.search(between):
-                    fates.mark((previous, last), "conflicting", "one answer per marked part")
-                    return (
-                        _failure(
-                            "conflicting",
-                            f"one answer per part ({previous.letters[0]} ... {letter}), no overall answer",
-                        ),
-                        None,
-                        considered,
-                    )
                 if (
                     context.features.multipart()
                     and not self._any_part.search(text, lo, hi)
@@ -539,6 +543,32 @@ class Conclusion:
             fates.mark((candidate,), "outside", "an answer to another question")
             return merged[:index] + merged[index + 1 :], hi
         return merged, hi
+
+
+def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], text: str) -> list[Candidate]:
+    """An answer line naming a letter this question does not have ("Answer: (K)" for options A to
+    J), after an answer to one of its options, answers another question: it is marked foreign, so
+    the scope ends there (``_drop_foreign``). Alone, it stays what it is: not an option."""
+    answered = False
+    out = []
+    for candidate in merged:
+        if (
+            answered
+            and candidate.kind == "commitment"
+            and candidate.origin == "labelled"
+            and candidate.letters[0] not in options
+            and _opens_line(text, candidate.start)
+        ):
+            candidate = candidate._replace(foreign=True)
+        answered = answered or (candidate.kind in _STATED and all(x in options for x in candidate.letters))
+        out.append(candidate)
+    return out
+
+
+def _opens_line(text: str, position: int) -> bool:
+    """Only blanks and markdown stand before ``position`` on its line."""
+    line_start = text.rfind("\n", 0, position) + 1
+    return not text[line_start:position].strip(" \t#*_>-")
 
 
 def _merge(candidates: list[Candidate]) -> list[Candidate]:

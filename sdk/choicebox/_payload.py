@@ -21,7 +21,15 @@ from typing import Final, Literal, NamedTuple
 
 from ._citation import OptionWords, citation_after, citation_before
 
-__all__ = ["Reading", "ReadingKind", "has_readable_letter", "letter_token", "read_at"]
+__all__ = [
+    "Reading",
+    "ReadingKind",
+    "fills_line",
+    "has_readable_letter",
+    "letter_token",
+    "lists_beside",
+    "read_at",
+]
 
 ReadingKind = Literal["letter", "hedge", "retract", "none", "value", "empty"]
 
@@ -45,7 +53,7 @@ class Reading(NamedTuple):
 # prompt's "$LETTER" placeholder echoed, LaTeX wrappers, the words option/choice/letter/answer,
 # and adverbs ("therefore", "approximately", "closest to").
 _PRE: Final = re.compile(
-    r"(?:[ \t\r*_`\"'“”‘’:：=>#~…]|\.{2,}|\$++[ \t]*+(?:LETTER\b[ \t]*+\$*+[ \t]*+[:=]?)?|\\[(\[]|"
+    r"(?:[ \t\r*_`\"'“”‘’:：=>#~…]|\.{2,}|\[(?=\[)|\$++[ \t]*+(?:LETTER\b[ \t]*+\$*+[ \t]*+[:=]?)?|\\[(\[]|"
     r"\\(?:text|textbf|mathbf|mathrm|boxed|fbox|bf)\s*+\{|\{|"
     r"\b(?:the\s++)?(?:option|choice|letter|answer)(?:\s++(?:is|number))?\b\s*+[:#]?|"
     r"\b(?:therefore|thus|then|likely|probably|clearly|definitely|indeed|still|now|simply|"
@@ -94,7 +102,9 @@ _FOR_PART: Final = re.compile(
 )
 # "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
-_LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?[A-Za-z][.):][ \t]++\S")
+_LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<L>[A-Za-z])[.):][ \t]++\S")
+# A list item's bullet: "- ", "* ", "+ ", "• " ("**D**" is emphasis, not a bullet).
+_BULLET: Final = re.compile(r"[-+•*][ \t]++")
 _FILLS_LINE: Final = re.compile(r"[\s*_`'\".!)\]]*+$")
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
@@ -179,10 +189,16 @@ def read_at(
         q += 1
     if q - p > 12:
         return Reading("empty", (), p)
+    bullet = _BULLET.match(text, q, n)
+    if bullet is not None:  # the list-item layout: "The correct option is:\n- **D. text**"
+        q = bullet.end()
     eol = text.find("\n", q, n)
     line_end = n if eol == -1 else eol
-    listing = _LISTING_START.match(text, q, n) is not None
-    if listing and _lists_next(text, line_end, n):
+    start = _LISTING_START.match(text, q, n)
+    listing = start is not None
+    if (listing or bullet is not None) and _lists_next(
+        text, line_end, n, start["L"] if start else "", bullets=bullet is not None, citations=citations
+    ):
         return Reading("empty", (), p)
     p = _PRE.match(text, q, line_end).end()  # type: ignore[union-attr]
     reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)
@@ -195,12 +211,66 @@ def read_at(
     return reading
 
 
-def _lists_next(text: str, line_end: int, n: int) -> bool:
-    """The line after ``line_end`` (past blank lines) starts like an option listing."""
+def fills_line(text: str, end: int, line_end: int) -> bool:
+    """Only closing marks and markdown stand between ``end`` and ``line_end``."""
+    return _FILLS_LINE.match(text, end, line_end) is not None
+
+
+def lists_beside(
+    text: str, line_start: int, line_end: int, letter: str, citations: OptionWords | None, *, any_letter: bool = False
+) -> bool:
+    """The line before or after the line ``text[line_start:line_end]`` (which gives ``letter``)
+    lists another option: the letters are a listing, not an answer (LABELLING rule 6). A listed
+    line gives the next letter or cites its own option; with ``any_letter``, any lettered line
+    ("I. If a party ...") counts."""
+    listed = "" if any_letter else letter
+    if _lists_next(text, line_end, len(text), listed, bullets=False, citations=citations, any_letter=any_letter):
+        return True
+    end = line_start
+    while end > 0 and text[end - 1] in " \t\r\n":
+        end -= 1
+    if end == 0:
+        return False
+    q = text.rfind("\n", 0, end) + 1
+    while q < end and text[q] in " \t":
+        q += 1
+    bullet = _BULLET.match(text, q, end)
+    return _listing_line(text, bullet.end() if bullet else q, listed, citations, any_letter=any_letter)
+
+
+def _listing_line(text: str, q: int, letter: str, citations: OptionWords | None, *, any_letter: bool = False) -> bool:
+    """The line at ``q`` is a listed option: the letter after ``letter``, one citing its own
+    option, or (``any_letter``) any lettered line."""
+    start = _LISTING_START.match(text, q, len(text))
+    if start is None:
+        return False
+    if any_letter:
+        return True
+    following = start["L"].upper()
+    if letter and abs(ord(following) - ord(letter.upper())) == 1:
+        return True
+    mark = start.start("L") + 1 + (text[start.start("L") - 1 : start.start("L")] == "(")
+    return citations is not None and citation_after(text, mark, following, citations) != -1
+
+
+def _lists_next(
+    text: str, line_end: int, n: int, letter: str, *, bullets: bool, citations: OptionWords | None, any_letter: bool = False
+) -> bool:
+    """The line after ``line_end`` (past blank lines and a list bullet) goes on listing options:
+    it lists the letter next to ``letter`` ("A. 0" then "B. 30") or cites another option by its
+    text; or, among ``bullets``, it is another item that opens with a letter ("- D" then "- B").
+    A heading such as "Q: Which planet ...?" lists nothing."""
     q = line_end
     while q < n and text[q] in " \t\r\n":
         q += 1
-    return q > line_end and _LISTING_START.match(text, q, n) is not None
+    if q == line_end:
+        return False
+    bullet = _BULLET.match(text, q, n)
+    if bullet is not None:
+        q = bullet.end()
+        if bullets and letter_token(text, q, n, strict_end=False) is not None:
+            return True
+    return _listing_line(text, q, letter, citations, any_letter=any_letter)
 
 
 def _read_from(
@@ -215,12 +285,13 @@ def _read_from(
     withdrawn = _NOT_LETTER.match(text, p, n) if text.startswith("not", p, n) else None
     if withdrawn is not None:  # "not (B)"
         return Reading("retract", (withdrawn.group(1),), withdrawn.end())
+    if citations:
+        # Before a letter: an option's text may open with one ("O- (D)" where D is "O-").
+        citation = citation_before(text, p, n, citations)
+        if citation is not None:  # "Vitamin B12 deficiency (D)"
+            return Reading("letter", (citation.letter,), citation.end, cited=True)
     token = letter_token(text, p, n, strict_end=not lowercase)
     if token is None:
-        if citations:
-            citation = citation_before(text, p, n, citations)
-            if citation is not None:  # "Vitamin B12 deficiency (D)"
-                return Reading("letter", (citation.letter,), citation.end, cited=True)
         return _read_value(text, p, n)
     end, letter, opened, closed = token
     letters = [letter]

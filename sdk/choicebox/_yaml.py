@@ -163,9 +163,10 @@ def _compose_with(loader_type: Callable[[str], _Bounds], text: str) -> yaml.Node
 
 # What libyaml reads where PyYAML refuses or reads otherwise: a tab between tokens ("a:\t1"), a
 # comment right after a block scalar's indicator ("|#"), a byte order mark inside the text
-# (libyaml drops one at the start of any line). Such a text is left to PyYAML alone, so that a
-# file reads the same whether PyYAML was built with libyaml or not.
-_PYYAML_ONLY: Final = re.compile(r"[\t\ufeff]|[|>][-+0-9]*+#")
+# (libyaml drops one at the start of any line), a "?" inside a plain scalar of a flow collection
+# ("[a?]", "{1?}": PyYAML refuses it). Such a text is left to PyYAML alone, so that a file reads
+# the same whether PyYAML was built with libyaml or not.
+_PYYAML_ONLY: Final = re.compile(r"[\t\ufeff]|[|>][-+0-9]*+#|[\[{,][ \t]*+[^\s'\"\[\]{},#?][^\n\[\]{},]*?\?")
 
 
 def _composed(text: str) -> yaml.Node | None:

@@ -261,7 +261,7 @@ _KINDS: dict[str, type[Any]] = {}
 # asked for, or a kind is registered from outside these modules (so that a clash with a built-in
 # name is refused as before): about 15 ms of start-up that a Gym-compatible mode does not pay.
 # ``answer_line``, ``boxed`` and ``regex`` are imported with the package.
-_LATER_MODULES: Final = ("citation", "fallbacks", "scope", "statements", "text")
+_LATER_MODULES: Final = ("citation", "fallbacks", "lines", "scope", "statements", "text")
 _later = {"imported": False}
 
 

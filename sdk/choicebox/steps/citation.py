@@ -105,7 +105,7 @@ class OptionCitation:
             lead = text[sentence:start]
             closes = _CLOSES.match(text, end)
             others = {x[2] for x in cited if x[2] != letter and sentence <= x[0] < _sentence_end(text, end)}
-            listed = _on_adjacent_line(text, cited, index)
+            listed = _on_adjacent_line(text, cited, index) or _next_to_another(text, cited, index)
             if closes is None or others or listed or not self._commits(lead):
                 continue  # a mention: the options restated, reviewed, negated or supposed
             found.append(
@@ -143,6 +143,20 @@ class OptionCitation:
 def _sentence_end(text: str, position: int) -> int:
     stop = _SENTENCE_END.search(text, position)
     return len(text) if stop is None else stop.end()
+
+
+def _next_to_another(text: str, cited: list[tuple[int, int, str]], index: int) -> bool:
+    """Another option is cited right before or after this citation, with only blanks and marks
+    between them: "(A) text. (B) text. (C) text." lists the options in one line."""
+    start, end, letter = cited[index]
+    for other_start, other_end, other in cited:
+        if other == letter:
+            continue
+        if 0 <= other_start - end <= 4 and not text[end:other_start].strip(" \t.,;:*_"):
+            return True
+        if 0 <= start - other_end <= 4 and not text[other_end:start].strip(" \t.,;:*_"):
+            return True
+    return False
 
 
 def _on_adjacent_line(text: str, cited: list[tuple[int, int, str]], index: int) -> bool:

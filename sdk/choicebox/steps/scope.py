@@ -31,6 +31,8 @@ _SENTENCE_OR_COLON: Final = re.compile(r"[.:\n]")
 _LIST_NEXT: Final = re.compile(r"\s*+(?:[*_#]*+\s*+(?:the\s++)?answer|\(?\d+[.):]|\(?[a-j]\)|question\s*+\d)")
 _LISTING_LINE: Final = re.compile(r"(?m)^[ \t]*+[*_]*+\(?([A-J])[.):][*_]*+[ \t]++(\S[^\n]*+)$")
 _LONG_WORD: Final = re.compile(r"[a-z]{5,}")
+# An option in a line that lists them in brackets: "(A) Paris (B) Rome (C) Oslo".
+_INLINE_ITEM: Final = re.compile(r"\(([A-J])\)([^()\n]{1,120}+)")
 # A lettered line that reviews an option ("(F) means ...", "A. This is ...") is no foreign option.
 _REVIEW_LINE: Final = re.compile(
     r"(?:means|is|are|was|represents|states|says|translates|suggests|implies|would|could|can|does|do|has|"
@@ -66,7 +68,7 @@ class OtherQuestions:
         headings = alternation(self.headings)
         pattern = (
             rf"(?m)^[ \t]*+[#*_>]*+[ \t]*+{headings}[ \t]*+(?:\d++|[ivx]++)?[ \t]*+[*_]*+[ \t]*+[:.)][*_]*+"
-            r"|^[ \t]*+[#*_]*+[ \t]*+q\d++[ \t]*+[:.)]"
+            r"|^[ \t]*+[#*_]*+[ \t]*+q\d*+[ \t]*+[:.)]"
         )
         if self.prompt_echoes:
             pattern += rf"|^[ \t]*+{alternation(self.prompt_echoes)}"
@@ -148,8 +150,17 @@ class OtherQuestions:
         return min(starts) if starts else None
 
     def _foreign_listing(self, context: Context) -> int | None:
-        """The start of three or more lettered lines in sequence ("A. ...", "B. ...") of which
-        two thirds list options of another question."""
+        """The start of another question's options: three or more lettered lines in sequence
+        ("A. ...", "B. ...") of which two thirds are foreign to this sample's options, two that
+        both are, or a line of three or more bracketed options ("(A) Paris (B) Rome (C) Oslo")
+        most of whose texts are."""
+        text = context.folded
+        inline = _inline_listing(context) if "(C)" in text else None
+        lined = self._lined_listing(context)
+        found = [at for at in (inline, lined) if at is not None]
+        return min(found) if found else None
+
+    def _lined_listing(self, context: Context) -> int | None:
         text = context.folded
         if "\nB" not in text and "\n(B" not in text and "\n B" not in text:
             return None
@@ -160,7 +171,7 @@ class OtherQuestions:
             letter = match.group(1)
             contiguous = bool(previous_letter) and match.start() <= previous_end + 1 and ord(letter) == ord(previous_letter) + 1
             if not contiguous:
-                if run_length >= 3 and foreign * 3 >= run_length * 2:
+                if _foreign_run(run_length, foreign):
                     return run_start
                 run_start, run_length, foreign = match.start(), 0, 0
             run_length += 1
@@ -172,9 +183,43 @@ class OtherQuestions:
                 else:
                     foreign += _foreign_text(features.all_words(), features.option_words().get(letter), line)
             previous_end, previous_letter = match.end(), letter
-        if run_length >= 3 and foreign * 3 >= run_length * 2:
+        if _foreign_run(run_length, foreign):
             return run_start
         return None
+
+
+def _foreign_run(length: int, foreign: int) -> bool:
+    """A run of lettered lines lists another question's options: two thirds of three or more
+    lines are foreign, or both of two."""
+    return (length >= 3 and foreign * 3 >= length * 2) or (length == 2 and foreign == 2)
+
+
+def _inline_listing(context: Context) -> int | None:
+    """The start of a line listing three or more options in brackets, in order from (A), most
+    of whose texts are foreign to this sample's options."""
+    text = context.folded
+    features = context.features
+    options = context.options
+    at = text.find("(A)")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        at = text.find("(A)", end)
+        items = _INLINE_ITEM.findall(text, start, end)
+        letters = [letter for letter, _ in items]
+        if len(items) < 3 or letters != [chr(ord("A") + i) for i in range(len(items))]:
+            continue
+        foreign = 0
+        for letter, item in items:
+            item = item.strip(" \t,;")
+            if len(words_of(item)) < 3:
+                foreign += letter not in options or norm_text(item) != norm_text(options[letter])
+            else:
+                foreign += _foreign_text(features.all_words(), features.option_words().get(letter), item)
+        if foreign * 3 >= len(items) * 2:
+            return start
+    return None
 
 
 def _foreign_text(known: frozenset[str], own: frozenset[str] | None, line: str) -> bool:

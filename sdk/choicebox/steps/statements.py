@@ -165,6 +165,8 @@ class AnswerStatement:
             "_rest",
             re.compile(
                 r"(?:\s++(?:choice|option|letter))?"
+                # "Answer (letter only):", "Answer (A-D):": a remark on the format.
+                r"(?:[ \t]*+\([^()\n]{2,24}\))?"  # "answer (I) is correct": a letter is no remark
                 r"(?P<part>\s++(?:to|for|of)\s++(?:the\s++)?(?:part|question|sub-?question)?\s*+"
                 r"\(?[a-h1-9ivx]{1,3}\)(?!\w)|"
                 r"\s++(?:to|for)\s++part\s++\(?[a-h1-9]\)?(?!\w)|"
@@ -367,7 +369,7 @@ class AnswerLabel:
 
 _LETTER_BEFORE: Final = re.compile(
     r"(?P<lead>\b(?:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
-    r"\b(?P<L>[A-Z])\b(?P<c>[)\]])?[*_]*+\s*+$"
+    r"\b(?P<L>[A-Z])\b(?P<c>[)\]])?[*_]*+(?:,[ \t]*+(?:which|that))?\s*+$"
 )
 # What may stand between the verb and the verdict word: "is therefore the most correct".
 _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
@@ -529,15 +531,17 @@ class FirstPersonPick:
             self,
             "_pattern",
             re.compile(
-                r"(?P<who>i|we)(?:\s*+['’]\s*+(?:d|ll)|\s++(?:will|would|shall|should|must|can|might|do))?"
-                rf"(?:\s++(?:have\s++to|probably|definitely|then|therefore))?\s++{verbs}\s++"
+                r"(?P<who>i|we)(?:\s*+['’]\s*+(?:d|ll|m|ve|re)|\s++(?:will|would|shall|should|must|can|might|do|am|have|are))?"
+                # The payload follows on the line, or on a later one (read_at's next-line layout).
+                rf"(?:\s++(?:have\s++to|probably|definitely|then|therefore))?\s++{verbs}(?:[ \t]++|[ \t]*+(?=\r?\n))"
             ),
         )
         object.__setattr__(
             self,
             "_superlative",
             re.compile(
-                rf"the\s++{superlatives}(?:\s++one|\s++match|\s++fit)?\s++(?:is|would\s++be|seems\s++to\s++be)\s++"
+                rf"the\s++{superlatives}(?:\s++one|\s++match|\s++fit)?\s++(?:is|would\s++be|seems\s++to\s++be)"
+                r"(?:[ \t]++|[ \t]*+(?=\r?\n))"
             ),
         )
         words = required_words(self.superlatives) if self.superlatives else ()

@@ -1,0 +1,114 @@
+"""The ``payload_line`` step kind: a line that holds nothing but an answer's payload, where a
+response opens or closes.
+
+Many responses state the answer as a line of its own, with no cue: they open with it and then
+explain ("**D. Stack**", then "Explanation: ..."; a base model's " (D) Treaty of Versailles", then
+the next few-shot question), or close with it ("C — Vitamin B12 deficiency."). Such a line is the
+payload layout with an empty cue: it is read by the one payload reader (``read_at``, citations
+included), and counts when the payload fills the line: a letter in any decoration, an option
+cited by its letter and text, or, on the first line of several, an option's exact text. A line
+next to a line that lists another option restates the options (LABELLING rule 6), or lists
+another question's, and counts for nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Literal
+
+import attrs
+
+from choicebox._payload import fills_line, lists_beside, read_at
+
+from ._api import Candidate, Context, Extraction, register_step_kind
+
+__all__ = ["PayloadLine"]
+
+Where = Literal["first", "last"]
+
+
+def _where(value: object) -> tuple[Where, ...]:
+    items = (value,) if isinstance(value, str) else tuple(value)  # type: ignore[call-overload]
+    for item in items:
+        if item not in ("first", "last"):
+            raise ValueError(f"lines: {item!r} is not 'first' or 'last'")
+    return items  # type: ignore[return-value]
+
+
+@register_step_kind("payload_line")
+@attrs.frozen(kw_only=True)
+class PayloadLine:
+    """A payload alone on the response's first or last non-empty line (see the module docstring).
+
+    ``lines`` says which lines are read (``[first, last]`` by default); ``max_length`` is the
+    longest line looked at (a line is a payload, not a paragraph).
+    """
+
+    lines: tuple[Where, ...] = attrs.field(default=("first", "last"), converter=_where)
+    max_length: int = 200
+
+    def __call__(self, context: Context) -> Extraction | None:
+        return None  # it weighs in only under a policy that reads every statement
+
+    def find(self, context: Context) -> list[Candidate]:
+        text = context.folded
+        found: list[Candidate] = []
+        for where in self.lines:
+            bounds = _line(text, first=where == "first")
+            if bounds is None:
+                continue
+            start, end = bounds
+            if end - start > self.max_length or (found and found[-1].start == start):
+                continue
+            candidate = self._read(context, text, start, end, where)
+            if candidate is not None:
+                found.append(candidate)
+        return found
+
+    @staticmethod
+    def _read(context: Context, text: str, start: int, end: int, where: Where) -> Candidate | None:
+        citations = context.features.citations()
+        reading = read_at(text, start, end, lowercase=False, citations=citations)
+        how = f"a payload alone on the {where} line"
+        letter = None
+        if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
+            letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
+        elif (lone := _LONE.fullmatch(text, start, end)) is not None:
+            letter = lone["a"] or lone["b"] or lone["c"]  # "**B**", "(B)", "B."
+        elif where == "first" and reading.kind == "value" and "\n" in text[end:].strip():
+            # A base model's answer as the option's text, then the next question: " 2.0 s".
+            hits = context.features.matching_letters(text[start:end])
+            if len(hits) == 1:
+                letter, how = hits[0], f"{how}: an option's text"
+        if letter is None or letter not in context.options:
+            return None
+        if lists_beside(text, start, end, letter, citations, any_letter=True):
+            return None  # one line of a listing: the options restated, or another question's
+        return context.candidate("commitment", start, end, (letter,), how=how, origin="evaluation")
+
+
+# A letter alone on its line, closed if bracketed: "**B**", "(B)", "[B]", "B.", "B)" ("[I_" of a
+# formula cut off, "A word" and "I_2" are no payload).
+_LONE: Final = re.compile(
+    r"[*_`$ \t]*+(?:\((?P<a>[A-Z])\)|\[(?P<b>[A-Z])\]|(?P<c>[A-Z])[.):]?)[*_`$ \t.!]*+"
+)
+
+
+def _line(text: str, *, first: bool) -> tuple[int, int] | None:
+    """The first or last non-empty line of ``text``, as (start, end) without its blanks."""
+    if first:
+        start = len(text) - len(text.lstrip())
+        if start == len(text):
+            return None
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+    else:
+        end = len(text.rstrip())
+        if end == 0:
+            return None
+        start = text.rfind("\n", 0, end) + 1
+        while start < end and text[start] in " \t":
+            start += 1
+    while end > start and text[end - 1] in " \t\r":
+        end -= 1
+    return start, end
