@@ -414,23 +414,21 @@ class Conclusion:
                     None,
                     considered,
                 )
-            if not opening:
-                if (
-                    context.features.multipart()
-                    and not self._any_part.search(text, lo, hi)
-                    and not self._revision.search(between)
-                ):
-                    fates.mark(
-                        (previous, last), "conflicting", "one answer per part of the question"
-                    )
-                    return (
-                        _failure(
-                            "conflicting",
-                            f"one answer per part of a multi-part question ({previous.letters[0]} ... {letter})",
-                        ),
-                        None,
-                        considered,
-                    )
+            if (
+                not opening
+                and context.features.multipart()
+                and not self._any_part.search(text, lo, hi)
+                and not self._revision.search(between)
+            ):
+                fates.mark((previous, last), "conflicting", "one answer per part of the question")
+                return (
+                    _failure(
+                        "conflicting",
+                        f"one answer per part of a multi-part question ({previous.letters[0]} ... {letter})",
+                    ),
+                    None,
+                    considered,
+                )
             how = "revised opening answer" if opening else "revised answer"
         fates.mark(live[:index], "superseded", "revised by the concluding answer")
         if self._cut_off(text[lo:hi]) and not last.final:
@@ -552,16 +550,15 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
     answered = False
     out = []
     for candidate in merged:
-        if (
+        beyond = (
             answered
             and candidate.kind == "commitment"
             and candidate.origin == "labelled"
             and candidate.letters[0] not in options
             and _opens_line(text, candidate.start)
-        ):
-            candidate = candidate._replace(foreign=True)
+        )
         answered = answered or (candidate.kind in _STATED and all(x in options for x in candidate.letters))
-        out.append(candidate)
+        out.append(candidate._replace(foreign=True) if beyond else candidate)
     return out
 
 

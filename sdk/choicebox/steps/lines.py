@@ -27,14 +27,6 @@ __all__ = ["PayloadLine"]
 Where = Literal["first", "last"]
 
 
-def _where(value: object) -> tuple[Where, ...]:
-    items = (value,) if isinstance(value, str) else tuple(value)  # type: ignore[call-overload]
-    for item in items:
-        if item not in ("first", "last"):
-            raise ValueError(f"lines: {item!r} is not 'first' or 'last'")
-    return items  # type: ignore[return-value]
-
-
 @register_step_kind("payload_line")
 @attrs.frozen(kw_only=True)
 class PayloadLine:
@@ -44,7 +36,7 @@ class PayloadLine:
     longest line looked at (a line is a payload, not a paragraph).
     """
 
-    lines: tuple[Where, ...] = attrs.field(default=("first", "last"), converter=_where)
+    lines: tuple[Where, ...] = ("first", "last")
     max_length: int = 200
 
     def __call__(self, context: Context) -> Extraction | None:

@@ -211,8 +211,8 @@ def _inline_listing(context: Context) -> int | None:
         if len(items) < 3 or letters != [chr(ord("A") + i) for i in range(len(items))]:
             continue
         foreign = 0
-        for letter, item in items:
-            item = item.strip(" \t,;")
+        for letter, raw in items:
+            item = raw.strip(" \t,;")
             if len(words_of(item)) < 3:
                 foreign += letter not in options or norm_text(item) != norm_text(options[letter])
             else:
