@@ -9,6 +9,10 @@ Hypothesis draws the compositions, so a run meets combinations nobody wrote down
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -183,3 +187,38 @@ def test_text_ending_at_reads_the_words_backwards() -> None:
     assert text_ending_at(text, text.index("(D)"), words) == text.index("Vitamin")
     assert text_ending_at("avitamin B12 deficiency (D)", 24, words) == -1
 
+
+
+# 240 responses written for the project in the styles of other model families (chat and base
+# models, R1-style reasoning, other languages), each with the letter its writer says it commits
+# to. The rows ``robust`` still reads otherwise are listed with why; a fix makes its xfail fail.
+_STYLES_FIXTURE = Path(__file__).parent / "fixtures" / "answer_styles.jsonl"
+_KNOWN_MISSES = {
+    20: "'Response: Option B' then a rationale: 'Response:' is no answer label",
+    25: "'A is correct.' opening the response: a bare capital A is read as English",
+    55: "'C under one reading, D under another': a hedge across sentences",
+    129: "'Not A. Not B. It's C.': 'It's C' has no cue",
+    182: "'Not B. Not C. It's A.': as above",
+    192: "'Option C (text) is the only one consistent': 'consistent' is no verdict word",
+    202: "'Response: Option D' then a rationale",
+    232: "'Option A (text) is the only one consistent'",
+}
+
+
+def _styles() -> list[dict[str, object]]:
+    return [json.loads(line) for line in _STYLES_FIXTURE.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        pytest.param(row, id=str(row["id"]), marks=pytest.mark.xfail(reason=_KNOWN_MISSES[row["id"]], strict=True))
+        if row["id"] in _KNOWN_MISSES
+        else pytest.param(row, id=str(row["id"]))
+        for row in _styles()
+    ],
+)
+def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
+    options = [row["options"][letter] for letter in sorted(row["options"])]
+    sample = MCQASample.from_question("Which option is right?", options, "A")
+    assert choicebox.grade(sample, row["response"], mode="robust").extracted_answer == row["expected"], row["style"]

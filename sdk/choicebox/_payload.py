@@ -102,7 +102,7 @@ _FOR_PART: Final = re.compile(
 )
 # "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
-_LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<L>[A-Za-z])[.):][ \t]++\S")
+_LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<L>[A-Za-z])[.):][*_]*+[ \t]++\S")
 # A list item's bullet: "- ", "* ", "+ ", "• " ("**D**" is emphasis, not a bullet).
 _BULLET: Final = re.compile(r"[-+•*][ \t]++")
 _FILLS_LINE: Final = re.compile(r"[\s*_`'\".!)\]]*+$")

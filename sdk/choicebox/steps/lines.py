@@ -45,6 +45,8 @@ class PayloadLine:
     def find(self, context: Context) -> list[Candidate]:
         text = context.folded
         found: list[Candidate] = []
+        if "\n" not in text.strip():
+            return []  # a one-line output: the whole output's own kinds read it
         for where in self.lines:
             bounds = _line(text, first=where == "first")
             if bounds is None:
@@ -65,8 +67,9 @@ class PayloadLine:
         letter = None
         if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
             letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
-        elif (lone := _LONE.fullmatch(text, start, end)) is not None:
-            letter = lone["a"] or lone["b"] or lone["c"]  # "**B**", "(B)", "B."
+        elif where == "first" and (lone := _LONE.fullmatch(text, start, end)) is not None:
+            # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
+            letter = lone["a"] or lone["b"] or lone["c"]
         elif where == "first" and reading.kind == "value" and "\n" in text[end:].strip():
             # A base model's answer as the option's text, then the next question: " 2.0 s".
             hits = context.features.matching_letters(text[start:end])
@@ -74,7 +77,7 @@ class PayloadLine:
                 letter, how = hits[0], f"{how}: an option's text"
         if letter is None or letter not in context.options:
             return None
-        if lists_beside(text, start, end, letter, citations, any_letter=True):
+        if lists_beside(text, start, end, letter, citations, any_letter=True) or _texts_beside(context, text, start, end):
             return None  # one line of a listing: the options restated, or another question's
         return context.candidate("commitment", start, end, (letter,), how=how, origin="evaluation")
 
@@ -84,6 +87,16 @@ class PayloadLine:
 _LONE: Final = re.compile(
     r"[*_`$ \t]*+(?:\((?P<a>[A-Z])\)|\[(?P<b>[A-Z])\]|(?P<c>[A-Z])[.):]?)[*_`$ \t.!]*+"
 )
+
+
+def _texts_beside(context: Context, text: str, start: int, end: int) -> bool:
+    """The line before or after is an option's text: the options are written out, one a line."""
+    features = context.features
+    before = text[:start].rstrip()
+    previous = before[before.rfind("\n") + 1 :].strip()
+    after = text[end:].lstrip()
+    following = after[: after.find("\n")] if "\n" in after else after
+    return any(line and features.matching_letters(line.strip()) for line in (previous, following))
 
 
 def _line(text: str, *, first: bool) -> tuple[int, int] | None:
