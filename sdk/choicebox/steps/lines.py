@@ -45,13 +45,11 @@ class PayloadLine:
     def find(self, context: Context) -> list[Candidate]:
         text = context.folded
         found: list[Candidate] = []
-        if "\n" not in text.strip():
-            return []  # a one-line output: the whole output's own kinds read it
+        first, last = _line(text, first=True), _line(text, first=False)
+        if first is None or first == last:
+            return []  # an empty or one-line output: the whole output's own kinds read it
         for where in self.lines:
-            bounds = _line(text, first=where == "first")
-            if bounds is None:
-                continue
-            start, end = bounds
+            start, end = first if where == "first" else last  # type: ignore[misc]
             if end - start > self.max_length or (found and found[-1].start == start):
                 continue
             candidate = self._read(context, text, start, end, where)
@@ -91,29 +89,43 @@ _LONE: Final = re.compile(
 
 def _texts_beside(context: Context, text: str, start: int, end: int) -> bool:
     """The line before or after is an option's text: the options are written out, one a line."""
+    longest = max(map(len, context.options.values()), default=0) * 2 + 16
     features = context.features
-    before = text[:start].rstrip()
-    previous = before[before.rfind("\n") + 1 :].strip()
-    after = text[end:].lstrip()
-    following = after[: after.find("\n")] if "\n" in after else after
-    return any(line and features.matching_letters(line.strip()) for line in (previous, following))
+    for lo, hi in (_previous_line(text, start), _next_line(text, end)):
+        if 0 < hi - lo <= longest and features.matching_letters(text[lo:hi]):
+            return True
+    return False
+
+
+def _previous_line(text: str, start: int) -> tuple[int, int]:
+    """The non-empty line before ``start``, as (start, end) without its blanks; (0, 0) if none."""
+    end = start
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    if end == 0:
+        return 0, 0
+    lo = text.rfind("\n", 0, end) + 1
+    while lo < end and text[lo] in " \t":
+        lo += 1
+    return lo, end
+
+
+def _next_line(text: str, end: int) -> tuple[int, int]:
+    """The non-empty line after ``end``, as (start, end) without its blanks; (0, 0) if none."""
+    n = len(text)
+    lo = end
+    while lo < n and text[lo].isspace():
+        lo += 1
+    if lo == n:
+        return 0, 0
+    hi = text.find("\n", lo)
+    hi = n if hi == -1 else hi
+    while hi > lo and text[hi - 1] in " \t\r":
+        hi -= 1
+    return lo, hi
 
 
 def _line(text: str, *, first: bool) -> tuple[int, int] | None:
     """The first or last non-empty line of ``text``, as (start, end) without its blanks."""
-    if first:
-        start = len(text) - len(text.lstrip())
-        if start == len(text):
-            return None
-        end = text.find("\n", start)
-        end = len(text) if end == -1 else end
-    else:
-        end = len(text.rstrip())
-        if end == 0:
-            return None
-        start = text.rfind("\n", 0, end) + 1
-        while start < end and text[start] in " \t":
-            start += 1
-    while end > start and text[end - 1] in " \t\r":
-        end -= 1
-    return start, end
+    lo, hi = _next_line(text, 0) if first else _previous_line(text, len(text))
+    return None if hi == 0 else (lo, hi)
