@@ -118,7 +118,12 @@ def citation_before(text: str, position: int, limit: int, options: OptionWords) 
         return None  # no bracketed letter to follow the text
     while position < limit and text[position] in _MARKUP:
         position += 1
+    if position >= limit:
+        return None
+    first = text[position].lower()
     for letter, words in options.items():
+        if words[0][0] != first:
+            continue  # the common case, decided without a call
         end = text_at(text, position, words, limit)
         if end == -1:
             continue

@@ -27,10 +27,10 @@ from ._vocab import alternation, nonempty_words, valid_words, word_list
 
 __all__ = ["OptionCitation"]
 
-# A letter that may open a citation: "D", "(D)"; ``citation_after`` then checks the joint
-# ("D. ", "D) ", "D: ", "D - ") and the option's text. The pattern starts with a character class,
-# so the regex engine skips to the capitals and brackets of the window at C speed.
-_LETTER_FORM: Final = re.compile(r"\((?P<b>[A-Z])\)|(?P<L>[A-Z])(?![\w'’])")
+# A capital standing alone, bare or in brackets, that may open a citation: "D", "(D)";
+# ``citation_after`` then checks the joint ("D. ", "D) ", "D: ", "D - ") and the option's text.
+# A plain class with one lookahead: the regex engine skips to the capitals at C speed.
+_CAPITAL: Final = re.compile(r"[A-Z](?![\w'’])")
 # What may open a citation before its letter: "**", "Option ", "choice ".
 _OPENER: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+$")
 # What may follow a citation that closes its sentence: markup, a closing mark, then its end.
@@ -83,19 +83,22 @@ class OptionCitation:
         if low is not None and not any(low.find(words[0], lo) != -1 for words in options.values()):
             return []  # no option's first word in the window: no option is cited there
         # Letter first, then its option's text: a window holds few standalone capitals.
-        for match in _LETTER_FORM.finditer(text, lo):
-            letter = match["b"] or match["L"]
-            start = match.start()
-            if match["L"] and start and (text[start - 1].isalnum() or text[start - 1] in "\\(_"):
-                continue  # inside a word, a command or a bracket
-            end = citation_after(text, match.end(), letter, options)
+        for match in _CAPITAL.finditer(text, lo):
+            letter = match.group()
+            start, token_end = match.start(), match.end()
+            bracketed = start and text[start - 1] == "(" and text.startswith(")", token_end)
+            if bracketed:
+                start, token_end = start - 1, token_end + 1
+            elif start and (text[start - 1].isalnum() or text[start - 1] in "\\(_"):
+                continue  # inside a word, a command or an open bracket
+            end = citation_after(text, token_end, letter, options)
             if end != -1:  # "D. Vitamin B12 deficiency"
                 opener = _OPENER.search(text, max(0, start - 12), start)
                 cited.append((opener.start() if opener else start, end, letter))
-            elif match["b"] and (words := options.get(letter)) is not None:
+            elif bracketed and (words := options.get(letter)) is not None:
                 before = text_ending_at(text, start, words)
                 if before != -1:  # "Vitamin B12 deficiency (D)"
-                    cited.append((before, match.end(), letter))
+                    cited.append((before, token_end, letter))
         if not cited:
             return []
         cited.sort()

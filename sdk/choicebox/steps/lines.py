@@ -60,19 +60,23 @@ class PayloadLine:
     @staticmethod
     def _read(context: Context, text: str, start: int, end: int, where: Where) -> Candidate | None:
         citations = context.features.citations()
-        reading = read_at(text, start, end, lowercase=False, citations=citations)
         how = f"a payload alone on the {where} line"
         letter = None
-        if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
-            letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
-        elif where == "first" and (lone := _LONE.fullmatch(text, start, end)) is not None:
-            # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
-            letter = lone["a"] or lone["b"] or lone["c"]
-        elif where == "first" and reading.kind == "value" and "\n" in text[end:].strip():
-            # A base model's answer as the option's text, then the next question: " 2.0 s".
-            hits = context.features.matching_letters(text[start:end])
-            if len(hits) == 1:
-                letter, how = hits[0], f"{how}: an option's text"
+        if _MAY_CITE.match(text, start, end) or text[end - 1] in ")*.":
+            # Only a line that opens with a letter or ends with one can cite an option.
+            reading = read_at(text, start, end, lowercase=False, citations=citations)
+            if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
+                letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
+        if letter is None and where == "first":
+            lone = _LONE.fullmatch(text, start, end)
+            if lone is not None:
+                # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
+                letter = lone["a"] or lone["b"] or lone["c"]
+            elif end - start <= 2 * max(map(len, context.options.values()), default=0) + 16:
+                # A base model's answer as the option's text, then the next question: " 2.0 s".
+                hits = context.features.matching_letters(text[start:end])
+                if len(hits) == 1:
+                    letter, how = hits[0], f"{how}: an option's text"
         if letter is None or letter not in context.options:
             return None
         if lists_beside(text, start, end, letter, citations, any_letter=True) or _texts_beside(context, text, start, end):
@@ -80,6 +84,8 @@ class PayloadLine:
         return context.candidate("commitment", start, end, (letter,), how=how, origin="evaluation")
 
 
+# How a line that cites an option opens: markup, "Option", a bracket, then a capital.
+_MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[A-Z](?![\w'’])")
 # A letter alone on its line, closed if bracketed: "**B**", "(B)", "[B]", "B.", "B)" ("[I_" of a
 # formula cut off, "A word" and "I_2" are no payload).
 _LONE: Final = re.compile(
