@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from ._payload import BRACKETED_LETTER
+from ._errors import ParameterError
 from ._resolution import (
     Outcome,
     Resolution,
@@ -42,6 +42,7 @@ from ._resolution import (
     register_policy,
     run_step,
 )
+from ._stages import DEFAULT_STAGES, GAP_WORD, STAGES, STATED, Settling, Stage, _failure, settle
 from .steps import Candidate, Context, Extraction
 from .steps._vocab import alternation, nonempty_words, valid_words, word_list
 
@@ -50,11 +51,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Conclusion"]
 
-_GAP_WORD: Final = re.compile(r"[A-Za-z]{2,}")
-# What opens a first part: "part (i)", "Part 1", "(a)", "(i)", "1)".
-_FIRST_PART: Final = re.compile(r"\bpart\b|\((?:a|i|1)\)|(?:^|\s)(?:a|1)\)", re.IGNORECASE)
+_GAP_WORD: Final = GAP_WORD
 _LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
-_STATED: Final = ("commitment", "hedge")
+_STATED: Final = STATED
 _LINE_LEVEL_MAX: Final = 300
 
 
@@ -81,6 +80,14 @@ class _Fates:
             outcome, note = self.notes.get(id(candidate), ("ignored", ""))
             out.append(Ruling(candidate, outcome, note))
         return tuple(out)
+
+
+def _known_stages(instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
+    unknown = [name for name in value if name not in STAGES]
+    if unknown:
+        raise ParameterError(attribute.name, f"unknown stage {unknown[0]!r}; the stages are: {', '.join(STAGES)}")
+    if len(set(value)) != len(value):
+        raise ParameterError(attribute.name, "a stage is named twice")
 
 
 @register_policy("conclusion")
@@ -111,6 +118,8 @@ class Conclusion:
     opening_words: int = 3
     cut_off_words: int = 25
     complete_endings: str = ".!?)]}\"'*`$>”’|"
+    stages: tuple[str, ...] = attrs.field(default=DEFAULT_STAGES, converter=tuple, validator=_known_stages)
+    _stage_functions: tuple[Stage, ...] = attrs.field(init=False, repr=False, eq=False)
     _filler: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
     _correction: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _revision: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -121,6 +130,7 @@ class Conclusion:
 
     def __attrs_post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
+        set_("_stage_functions", tuple(STAGES[name] for name in self.stages))
         set_("_filler", frozenset(word for entry in self.fillers for word in entry.split()))
         set_("_correction", re.compile(rf"\b{alternation(self.correction_cues)}\b", re.IGNORECASE))
         set_("_revision", re.compile(rf"\b{alternation(self.revision_cues)}\b", re.IGNORECASE))
@@ -322,146 +332,8 @@ class Conclusion:
         fates: _Fates,
         considered: list[Candidate],
     ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
-        lo, hi = window
-        options = context.options
-        lo, hi = window
-        finals = [i for i, c in enumerate(lettered) if c.final and c.kind in _STATED]
-        if finals:
-            fates.mark(lettered[: finals[-1]], "superseded", "before the final answer")
-            lettered = lettered[finals[-1] :]
-        live: list[Candidate] = []
-        for candidate in lettered:
-            if candidate.kind == "retraction":
-                withdrawn = [
-                    x for x in live if x.kind == "commitment" and x.letters == candidate.letters
-                ]
-                fates.mark(withdrawn, "retracted", "withdrawn by a later correction")
-                fates.mark((candidate,), "ignored", "a correction")
-                live = [
-                    x
-                    for x in live
-                    if not (x.kind == "commitment" and x.letters == candidate.letters)
-                ]
-                continue
-            live.append(candidate)
-        if not live:
-            return _failure("no_answer", "every commitment is withdrawn"), None, considered
-        last = live[-1]
-        if last.kind == "no_option":
-            fates.mark(live[:-1], "superseded")
-            return (
-                _failure("no_answer", "the response concludes that no option is right"),
-                last,
-                considered,
-            )
-        index = len(live) - 1
-        while index > 0 and self._bare(text, live[index - 1].end, live[index].start):
-            index -= 1
-        run = live[index:]
-        if last.kind == "hedge":
-            fates.mark(live[:-1], "superseded")
-            listed = ", ".join(last.letters)
-            return (
-                _failure("ambiguous", f"{last.how}: a hedge between {listed}", last),
-                last,
-                considered,
-            )
-        letter = last.letters[0]
-        singles = {c.letters[0] for c in run if c.kind == "commitment"}
-        if len(singles) > 1:
-            fates.mark(run, "conflicting", "a run of bare answers with different letters")
-            fates.mark(live[:index], "superseded")
-            listed = ", ".join(sorted(singles))
-            return (
-                _failure("conflicting", f"a run of answers with different letters: {listed}"),
-                None,
-                considered,
-            )
-        for candidate in run:
-            if candidate.kind == "hedge" and letter not in candidate.letters:
-                fates.mark(run, "conflicting", "a hedge next to another letter")
-                return (
-                    _failure("conflicting", "a hedge next to an answer outside it"),
-                    None,
-                    considered,
-                )
-            if candidate.kind == "no_option":
-                fates.mark(run, "conflicting")
-                return _failure("conflicting", "'no option' next to a letter"), None, considered
-        if all(c.part for c in run if c.kind == "commitment"):
-            fates.mark(run, "conflicting", "scoped to one part")
-            return _failure("no_answer", "an answer scoped to one part only"), None, considered
-        fates.mark([c for c in run[:-1] if c.kind == "hedge"], "superseded", "narrowed by the concluding answer")
-        fates.mark(run[:-1], "agrees")
-        earlier = [
-            c for c in live[:index]
-            if c.kind == "commitment" and c.letters[0] != letter and not c.part and c.letters[0] in options
-        ]  # fmt: skip
-        how = "final answer" if last.final else "concluding answer"
-        if earlier and not last.final:
-            previous = earlier[-1]
-            opening = previous is live[0] and self._opening(text, lo, previous.start)
-            between = text[previous.end : run[0].start]
-            # A marked later part ("For part (ii)") makes two answers one per part; an opening
-            # answer too, when the response opens with its part ("For part (i), the answer is C.").
-            if (not opening or _FIRST_PART.search(text, lo, previous.start)) and self._later_part.search(between):
-                fates.mark((previous, last), "conflicting", "one answer per marked part")
-                return (
-                    _failure(
-                        "conflicting",
-                        f"one answer per part ({previous.letters[0]} ... {letter}), no overall answer",
-                    ),
-                    None,
-                    considered,
-                )
-            if (
-                not opening
-                and context.features.multipart()
-                and not self._any_part.search(text, lo, hi)
-                and not self._revision.search(between)
-            ):
-                fates.mark((previous, last), "conflicting", "one answer per part of the question")
-                return (
-                    _failure(
-                        "conflicting",
-                        f"one answer per part of a multi-part question ({previous.letters[0]} ... {letter})",
-                    ),
-                    None,
-                    considered,
-                )
-            how = "revised opening answer" if opening else "revised answer"
-        fates.mark(live[:index], "superseded", "revised by the concluding answer")
-        if self._cut_off(text[lo:hi]) and not last.final:
-            after = text[last.end : hi]
-            if (
-                context.features.multipart()
-                and len(_GAP_WORD.findall(after)) > self.cut_off_words
-                and not self._bare(text, last.end, hi)
-            ):
-                fates.mark((last,), "decides", "cut off while answering the other parts")
-                return (
-                    _failure(
-                        "no_answer", "answers one part of a multi-part question, then is cut off"
-                    ),
-                    None,
-                    considered,
-                )
-            if last.origin == "evaluation" and {
-                m.group(1) for m in BRACKETED_LETTER.finditer(after)
-            } - {letter}:
-                fates.mark((last,), "decides", "cut off while reviewing the options")
-                return (
-                    _failure("no_answer", "cut off while reviewing the options"),
-                    None,
-                    considered,
-                )
-        if letter not in options:
-            fates.mark((last,), "not_an_option")
-            return _extraction(last, context), last, considered
-        chosen = last._replace(how=f"{last.how} ({how})")
-        fates.notes[id(chosen)] = ("chosen", "")
-        considered = [chosen if c is last else c for c in considered]
-        return _extraction(chosen, context), chosen, considered
+        """The stages, in the mode's order, on the statements that name letters."""
+        return settle(self, Settling(context, text, lettered, window, fates), self._stage_functions, considered)
 
     # --- helpers ---------------------------------------------------------------------------------
 
@@ -632,8 +504,3 @@ def _numeric_match(value: str, context: Context) -> list[str]:
         if option is not None and option == lead:
             hits.append(letter)
     return hits
-
-
-def _failure(kind: str, detail: str, candidate: Candidate | None = None) -> Extraction:
-    position = candidate.start if candidate is not None else 0
-    return Extraction(None, failure=kind, detail=detail, position=position)  # type: ignore[arg-type]

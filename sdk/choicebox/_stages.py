@@ -1,0 +1,256 @@
+"""The stages of the ``conclusion`` policy: from the statements that name letters, in text order,
+to the one letter a response finally commits to, or to why it commits to none.
+
+Each stage is a small function of the policy (its vocabularies) and the ``Settling`` in hand (the
+statements still standing, what was done with the others). It either decides (returns the
+verdict's extraction and the statement it rests on) or lets the next stage go on (returns
+``None``). A mode names its stages, in order, under ``resolve: stages:``; the default is
+``DEFAULT_STAGES``. When every stage lets it go on, the concluding statement is the answer. The
+reading rules each stage carries out are in ``docs/reading-rules.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final, TypeAlias
+
+from ._payload import BRACKETED_LETTER
+from ._resolution import _extraction
+from .steps import Candidate, Context, Extraction
+
+if TYPE_CHECKING:
+    from ._conclusion import Conclusion, _Fates
+
+__all__ = ["DEFAULT_STAGES", "GAP_WORD", "STAGES", "STATED", "Settling", "settle"]
+
+STATED: Final = ("commitment", "hedge")
+# A word of a gap between statements (two letters or more: "B" alone is no word).
+GAP_WORD: Final = re.compile(r"[A-Za-z]{2,}")
+# What opens a first part: "part (i)", "Part 1", "(a)", "(i)", "1)".
+_FIRST_PART: Final = re.compile(r"\bpart\b|\((?:a|i|1)\)|(?:^|\s)(?:a|1)\)", re.IGNORECASE)
+Decision: TypeAlias = tuple[Extraction | None, Candidate | None]
+Stage: TypeAlias = Callable[["Conclusion", "Settling"], Decision | None]
+STAGES: dict[str, Stage] = {}
+
+
+def _stage(name: str) -> Callable[[Stage], Stage]:
+    def register(function: Stage) -> Stage:
+        STAGES[name] = function
+        return function
+
+    return register
+
+
+class Settling:
+    """What the stages work on: the statements still standing (``live``), in text order, and the
+    record of what became of the others (``fates``)."""
+
+    __slots__ = ("_run_start", "context", "fates", "hi", "how", "live", "lo", "text")
+
+    def __init__(
+        self, context: Context, text: str, live: list[Candidate], window: tuple[int, int], fates: _Fates
+    ) -> None:
+        self.context = context
+        self.text = text
+        self.live = live
+        self.lo, self.hi = window
+        self.fates = fates
+        self.how = ""  # how the concluding statement was reached, when a stage says
+        self._run_start: int | None = None
+
+    @property
+    def last(self) -> Candidate:
+        return self.live[-1]
+
+    def run_start(self, policy: Conclusion) -> int:
+        """Where the final run starts in ``live``: the last statement and those joined to it by
+        nothing but filler words."""
+        if self._run_start is None:
+            index = len(self.live) - 1
+            while index > 0 and policy._bare(self.text, self.live[index - 1].end, self.live[index].start):
+                index -= 1
+            self._run_start = index
+        return self._run_start
+
+    def run(self, policy: Conclusion) -> list[Candidate]:
+        return self.live[self.run_start(policy) :]
+
+
+def _failure(kind: str, detail: str, candidate: Candidate | None = None) -> Extraction:
+    position = candidate.start if candidate is not None else 0
+    return Extraction(None, failure=kind, detail=detail, position=position)  # type: ignore[arg-type]
+
+
+@_stage("final_marker")
+def final_marker(policy: Conclusion, s: Settling) -> Decision | None:
+    """An explicit final marker ("Final answer:") wins over everything before it (rule 1)."""
+    finals = [i for i, c in enumerate(s.live) if c.final and c.kind in STATED]
+    if finals:
+        s.fates.mark(s.live[: finals[-1]], "superseded", "before the final answer")
+        s.live = s.live[finals[-1] :]
+    return None
+
+
+@_stage("correction")
+def correction(policy: Conclusion, s: Settling) -> Decision | None:
+    """A correction ("(D) is incorrect") withdraws the earlier commitments to its letter (rule 1);
+    with every commitment withdrawn, none is left (rule 8)."""
+    live: list[Candidate] = []
+    for candidate in s.live:
+        if candidate.kind != "retraction":
+            live.append(candidate)
+            continue
+        withdrawn = [x for x in live if x.kind == "commitment" and x.letters == candidate.letters]
+        s.fates.mark(withdrawn, "retracted", "withdrawn by a later correction")
+        s.fates.mark((candidate,), "ignored", "a correction")
+        live = [x for x in live if not (x.kind == "commitment" and x.letters == candidate.letters)]
+    s.live = live
+    if not live:
+        return _failure("no_answer", "every commitment is withdrawn"), None
+    return None
+
+
+@_stage("no_option")
+def no_option(policy: Conclusion, s: Settling) -> Decision | None:
+    """A response that concludes that no option is right commits to none (rule 8)."""
+    if s.last.kind == "no_option":
+        s.fates.mark(s.live[:-1], "superseded")
+        return _failure("no_answer", "the response concludes that no option is right"), s.last
+    return None
+
+
+@_stage("hedge")
+def hedge(policy: Conclusion, s: Settling) -> Decision | None:
+    """A concluding hedge between letters ("A or B") is no commitment (rule 4)."""
+    last = s.last
+    if last.kind == "hedge":
+        s.fates.mark(s.live[:-1], "superseded")
+        listed = ", ".join(last.letters)
+        return _failure("ambiguous", f"{last.how}: a hedge between {listed}", last), last
+    return None
+
+
+@_stage("run")
+def run(policy: Conclusion, s: Settling) -> Decision | None:
+    """The final run (the last statement and those joined to it by filler words) must agree: a
+    run of different letters, a hedge beside another letter or "no option" beside a letter
+    commits to none (rule 2); the same letter repeated is that letter."""
+    statements = s.run(policy)
+    letter = s.last.letters[0] if s.last.letters else None
+    singles = {c.letters[0] for c in statements if c.kind == "commitment"}
+    if len(singles) > 1:
+        s.fates.mark(statements, "conflicting", "a run of bare answers with different letters")
+        s.fates.mark(s.live[: s.run_start(policy)], "superseded")
+        listed = ", ".join(sorted(singles))
+        return _failure("conflicting", f"a run of answers with different letters: {listed}"), None
+    for candidate in statements:
+        if candidate.kind == "hedge" and letter not in candidate.letters:
+            s.fates.mark(statements, "conflicting", "a hedge next to another letter")
+            return _failure("conflicting", "a hedge next to an answer outside it"), None
+        if candidate.kind == "no_option":
+            s.fates.mark(statements, "conflicting")
+            return _failure("conflicting", "'no option' next to a letter"), None
+    return None
+
+
+@_stage("part_scoped")
+def part_scoped(policy: Conclusion, s: Settling) -> Decision | None:
+    """A concluding answer scoped to one part of the question ("the answer to (a) is C") answers
+    the question only in part (rule 8)."""
+    statements = s.run(policy)
+    if all(c.part for c in statements if c.kind == "commitment"):
+        s.fates.mark(statements, "conflicting", "scoped to one part")
+        return _failure("no_answer", "an answer scoped to one part only"), None
+    return None
+
+
+@_stage("revision")
+def revision(policy: Conclusion, s: Settling) -> Decision | None:
+    """An earlier different commitment, with reasoning between, is revised by the concluding one
+    (rule 1), unless the two answer different parts of a multi-part question (rule 2); a hedge in
+    the run is narrowed by the concluding letter."""
+    statements = s.run(policy)
+    index = s.run_start(policy)
+    last, text, context = s.last, s.text, s.context
+    letter = last.letters[0]
+    s.fates.mark([c for c in statements[:-1] if c.kind == "hedge"], "superseded", "narrowed by the concluding answer")
+    s.fates.mark(statements[:-1], "agrees")
+    earlier = [
+        c for c in s.live[:index]
+        if c.kind == "commitment" and c.letters[0] != letter and not c.part and c.letters[0] in context.options
+    ]  # fmt: skip
+    if earlier and not last.final:
+        previous = earlier[-1]
+        opening = previous is s.live[0] and policy._opening(text, s.lo, previous.start)
+        between = text[previous.end : statements[0].start]
+        # A marked later part ("For part (ii)") makes two answers one per part; an opening
+        # answer too, when the response opens with its part ("For part (i), the answer is C.").
+        if (not opening or _FIRST_PART.search(text, s.lo, previous.start)) and policy._later_part.search(between):
+            s.fates.mark((previous, last), "conflicting", "one answer per marked part")
+            detail = f"one answer per part ({previous.letters[0]} ... {letter}), no overall answer"
+            return _failure("conflicting", detail), None
+        if (
+            not opening
+            and context.features.multipart()
+            and not policy._any_part.search(text, s.lo, s.hi)
+            and not policy._revision.search(between)
+        ):
+            s.fates.mark((previous, last), "conflicting", "one answer per part of the question")
+            detail = f"one answer per part of a multi-part question ({previous.letters[0]} ... {letter})"
+            return _failure("conflicting", detail), None
+        s.how = "revised opening answer" if opening else "revised answer"
+    s.fates.mark(s.live[:index], "superseded", "revised by the concluding answer")
+    return None
+
+
+@_stage("cut_off")
+def cut_off(policy: Conclusion, s: Settling) -> Decision | None:
+    """A response cut off while answering the other parts of a multi-part question, or while
+    reviewing the options after an evaluation, commits to none (rule 8)."""
+    last, text = s.last, s.text
+    if last.final or not policy._cut_off(text[s.lo : s.hi]):
+        return None
+    after = text[last.end : s.hi]
+    if (
+        s.context.features.multipart()
+        and len(GAP_WORD.findall(after)) > policy.cut_off_words
+        and not policy._bare(text, last.end, s.hi)
+    ):
+        s.fates.mark((last,), "decides", "cut off while answering the other parts")
+        return _failure("no_answer", "answers one part of a multi-part question, then is cut off"), None
+    if last.origin == "evaluation" and {m.group(1) for m in BRACKETED_LETTER.finditer(after)} - set(last.letters):
+        s.fates.mark((last,), "decides", "cut off while reviewing the options")
+        return _failure("no_answer", "cut off while reviewing the options"), None
+    return None
+
+
+DEFAULT_STAGES: Final = (
+    "final_marker",
+    "correction",
+    "no_option",
+    "hedge",
+    "run",
+    "part_scoped",
+    "revision",
+    "cut_off",
+)
+
+
+def settle(
+    policy: Conclusion, s: Settling, stages: Sequence[Stage], considered: list[Candidate]
+) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
+    """Run the stages in order; when none decides, the concluding statement is the answer."""
+    for stage in stages:
+        decided = stage(policy, s)
+        if decided is not None:
+            return decided[0], decided[1], considered
+    last = s.last
+    if last.kind != "commitment" or last.letters[0] not in s.context.options:
+        s.fates.mark((last,), "not_an_option" if last.kind == "commitment" else "decides")
+        return _extraction(last, s.context), last, considered
+    how = s.how or ("final answer" if last.final else "concluding answer")
+    chosen = last._replace(how=f"{last.how} ({how})")
+    s.fates.notes[id(chosen)] = ("chosen", "")
+    considered = [chosen if c is last else c for c in considered]
+    return _extraction(chosen, s.context), chosen, considered
