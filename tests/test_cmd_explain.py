@@ -92,3 +92,19 @@ def test_explain_names_a_missing_row(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "rows.jsonl: no row with uuid 'u-9'" in capsys.readouterr().err
     assert main(["explain", str(path), "--line", "5"]) == 2
     assert "rows.jsonl: no line 5" in capsys.readouterr().err
+
+
+def test_explain_shows_how_each_statement_was_composed(capsys: pytest.CaptureFixture[str]) -> None:
+    """Cue, payload and layout of each statement, and the stage that ruled on it."""
+    text = "So the final answer is:\nD. optD\n\nWait, the answer is (B) or (C)."
+    assert main(["explain", "--text", text]) == 0
+    out = capsys.readouterr().out
+    assert "payload letter with its option's text, next line" in out
+    assert "payload several letters, same line" in out
+    assert "superseded: stage hedge" in out
+    assert main(["explain", "--text", text, "--json"]) == 0
+    statements = json.loads(capsys.readouterr().out)["candidates"]
+    assert [(s["payload"], s["layout"]) for s in statements] == [
+        ("letter with its option's text", "next line"),
+        ("several letters", "same line"),
+    ]

@@ -60,12 +60,15 @@ _LINE_LEVEL_MAX: Final = 300
 class _Fates:
     """What the resolution did with each candidate, recorded as it goes."""
 
-    __slots__ = ("notes",)
+    __slots__ = ("notes", "stage")
 
     def __init__(self) -> None:
         self.notes: dict[int, tuple[Outcome, str]] = {}
+        self.stage = ""  # the stage marking, named in each note it writes
 
     def mark(self, candidates: Sequence[Candidate], outcome: Outcome, note: str = "") -> None:
+        if self.stage:
+            note = f"{note} (stage {self.stage})" if note else f"stage {self.stage}"
         for candidate in candidates:
             self.notes.setdefault(id(candidate), (outcome, note))
 
@@ -119,7 +122,7 @@ class Conclusion:
     cut_off_words: int = 25
     complete_endings: str = ".!?)]}\"'*`$>”’|"
     stages: tuple[str, ...] = attrs.field(default=DEFAULT_STAGES, converter=tuple, validator=_known_stages)
-    _stage_functions: tuple[Stage, ...] = attrs.field(init=False, repr=False, eq=False)
+    _named_stages: tuple[tuple[str, Stage], ...] = attrs.field(init=False, repr=False, eq=False)
     _filler: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
     _correction: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _revision: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -130,7 +133,7 @@ class Conclusion:
 
     def __attrs_post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
-        set_("_stage_functions", tuple(STAGES[name] for name in self.stages))
+        set_("_named_stages", tuple((name, STAGES[name]) for name in self.stages))
         set_("_filler", frozenset(word for entry in self.fillers for word in entry.split()))
         set_("_correction", re.compile(rf"\b{alternation(self.correction_cues)}\b", re.IGNORECASE))
         set_("_revision", re.compile(rf"\b{alternation(self.revision_cues)}\b", re.IGNORECASE))
@@ -333,7 +336,7 @@ class Conclusion:
         considered: list[Candidate],
     ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
         """The stages, in the mode's order, on the statements that name letters."""
-        return settle(self, Settling(context, text, lettered, window, fates), self._stage_functions, considered)
+        return settle(self, Settling(context, text, lettered, window, fates), self._named_stages, considered)
 
     # --- helpers ---------------------------------------------------------------------------------
 

@@ -47,6 +47,16 @@ class Reading(NamedTuple):
     part: bool = False  # "(F) for (a) and (J) for (b)": letters scoped to parts
     tail: str = ""  # "B. They possess an exoskeleton": the text after "B." on the same line
     cited: bool = False  # the letter with its own option's text: "D. Vitamin B12 deficiency"
+    layout: str = "same line"  # where the payload stood: "same line", "next line", "list item"
+
+    @property
+    def form(self) -> str:
+        """What the payload was, in words (``choicebox explain``)."""
+        if self.kind == "letter":
+            return "letter with its option's text" if self.cited else "letter"
+        return {"hedge": "several letters", "retract": "a letter withdrawn", "none": "no option"}.get(
+            self.kind, self.kind
+        )
 
 
 # Decoration that may stand before the letter: blanks, markdown, quotes, a colon, "=", "$", the
@@ -201,7 +211,9 @@ def read_at(
     ):
         return Reading("empty", (), p)
     p = _PRE.match(text, q, line_end).end()  # type: ignore[union-attr]
-    reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)
+    reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)._replace(
+        layout="list item" if bullet is not None else "next line"
+    )
     if listing and not reading.cited:
         return Reading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
     if line_end - q > 30 and (

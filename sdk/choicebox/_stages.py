@@ -238,13 +238,18 @@ DEFAULT_STAGES: Final = (
 
 
 def settle(
-    policy: Conclusion, s: Settling, stages: Sequence[Stage], considered: list[Candidate]
+    policy: Conclusion, s: Settling, stages: Sequence[tuple[str, Stage]], considered: list[Candidate]
 ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
-    """Run the stages in order; when none decides, the concluding statement is the answer."""
-    for stage in stages:
-        decided = stage(policy, s)
-        if decided is not None:
-            return decided[0], decided[1], considered
+    """Run the stages in order; when none decides, the concluding statement is the answer. What
+    each stage does to a statement is noted with the stage's name (``choicebox explain``)."""
+    try:
+        for name, stage in stages:
+            s.fates.stage = name
+            decided = stage(policy, s)
+            if decided is not None:
+                return decided[0], decided[1], considered
+    finally:
+        s.fates.stage = ""
     last = s.last
     if last.kind != "commitment" or last.letters[0] not in s.context.options:
         s.fates.mark((last,), "not_an_option" if last.kind == "commitment" else "decides")

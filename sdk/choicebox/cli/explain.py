@@ -181,6 +181,9 @@ def _as_text(verdict: Any, text: str, mode: Any) -> str:
             f"  {c.start:>6}-{c.end:<6} {c.kind:<14} {letters:<6} {c.step:<16} {ruling.outcome}{note}{flags}"
         )
         lines.append(f"  {'':13} {_excerpt(text, c.start, c.end)!r}  ({c.how})")
+        if c.layout or c.payload:
+            cue = f"cue {c.cue!r}" if c.cue else "no cue"
+            lines.append(f"  {'':13} {cue}, payload {c.payload or '-'}, {c.layout or 'same line'}")
     if not verdict.candidates:
         lines.append("no step found a statement")
     answer = verdict.extracted_answer or "no answer"
@@ -209,6 +212,9 @@ def _as_json(verdict: Any, text: str, mode: Any) -> dict[str, Any]:
                 "final": r.candidate.final,
                 "part": r.candidate.part,
                 "how": r.candidate.how,
+                "cue": r.candidate.cue,
+                "layout": r.candidate.layout,
+                "payload": r.candidate.payload,
                 "text": _excerpt(text, r.candidate.start, r.candidate.end),
                 "outcome": r.outcome,
                 "note": r.note,

@@ -70,7 +70,10 @@ class Candidate(NamedTuple):
     the verdict alone (a fast path): later steps are not run. ``failure`` says why an
     ``unreadable`` statement names no option. ``how`` describes the reading, ``step`` is the id
     of the chain entry that found it, ``score`` a finder's measure (for an ``other_question``
-    heading: how many of the question's words its section shares).
+    heading: how many of the question's words its section shares). ``cue``, ``layout`` and
+    ``payload`` say how an answer statement was composed: the words that announced it ("the
+    correct answer is:"), where its payload stood ("next line", "under a heading"), and what the
+    payload was ("letter", "letter with its option's text"); ``choicebox explain`` prints them.
     """
 
     kind: StatementKind
@@ -88,6 +91,9 @@ class Candidate(NamedTuple):
     how: str = ""
     step: str = ""
     score: int = 0
+    cue: str = ""
+    layout: str = ""
+    payload: str = ""
 
     @property
     def letter(self) -> str | None:

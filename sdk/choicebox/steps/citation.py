@@ -114,7 +114,8 @@ class OptionCitation:
             found.append(
                 context.candidate(
                     "commitment", start, end, (letter,), how="an option cited by letter and text, closing a sentence",
-                    origin="evaluation",
+                    origin="evaluation", cue=lead.strip(), layout="closing a sentence",
+                    payload="letter with its option's text",
                 )
             )  # fmt: skip
         if len({c.letters for c in found}) > 1:

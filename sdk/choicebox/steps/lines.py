@@ -81,7 +81,11 @@ class PayloadLine:
             return None
         if lists_beside(text, start, end, letter, citations, any_letter=True) or _texts_beside(context, text, start, end):
             return None  # one line of a listing: the options restated, or another question's
-        return context.candidate("commitment", start, end, (letter,), how=how, origin="evaluation")
+        payload = "option's text" if how.endswith("text") else "letter"
+        return context.candidate(
+            "commitment", start, end, (letter,), how=how, origin="evaluation", layout=f"alone on the {where} line",
+            payload=payload,
+        )  # fmt: skip
 
 
 # How a line that cites an option opens: markup, "Option", a bracket, then a capital.

@@ -86,7 +86,10 @@ def _statement(
     part: bool = False,
     how: str,
     origin: str = "labelled",
+    cue_end: int,
+    layout: str = "",
 ) -> Candidate | None:
+    """The candidate a cue (``text[start:cue_end]``) and its payload reading make."""
     kind = _KIND_OF.get(reading.kind)
     if kind is None:
         return None
@@ -95,6 +98,7 @@ def _statement(
     return context.candidate(
         kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
         value=reading.value or reading.tail, how=how, origin=origin,
+        cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
     )  # fmt: skip
 
 
@@ -209,7 +213,10 @@ class AnswerStatement:
             how = "answer statement" if noun_is_primary else "qualified option statement"
             if heading:
                 how = f"{how} (a heading, the payload under it)"
-            candidate = _statement(context, reading, head, final=final, part=part, how=how)
+            candidate = _statement(
+                context, reading, head, final=final, part=part, how=how, cue_end=rest.end(),
+                layout="under a heading" if heading else "",
+            )  # fmt: skip
             if candidate is None:
                 continue
             if candidate.kind == "value" and (heading or link in ("", "-", "–", "—")):
@@ -359,7 +366,7 @@ class AnswerLabel:
             reading = read_at(text, match.end(), min(len(text), match.end() + 200), citations=citations)
             if self.payload == "strict":
                 reading = _strictly(context, reading)
-            candidate = _statement(context, reading, match.start(), how="answer label")
+            candidate = _statement(context, reading, match.start(), how="answer label", cue_end=match.end())
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -579,7 +586,9 @@ class FirstPersonPick:
             reading = read_at(text, match.end(), min(len(text), match.end() + 80), citations=citations)
             if reading.kind not in ("letter", "hedge", "value"):
                 continue
-            candidate = _statement(context, reading, match.start(), how="a first-person pick", origin="pick")
+            candidate = _statement(
+                context, reading, match.start(), how="a first-person pick", origin="pick", cue_end=match.end()
+            )
             if candidate is None or candidate.kind == "value":
                 continue  # a pick names a letter, or an option by its text and letter
             superlative = match.re is self._superlative
@@ -647,7 +656,9 @@ class Conclusion:
             )
             if reading.kind not in ("letter", "value"):
                 continue
-            candidate = _statement(context, reading, match.start(), how="a concluding sentence", origin="evaluation")
+            candidate = _statement(
+                context, reading, match.start(), how="a concluding sentence", origin="evaluation", cue_end=match.end()
+            )
             if candidate is None or candidate.kind != "commitment" or candidate.letters[0] not in context.options:
                 continue
             # The letter closes its clause ("So, B."), or the option's text follows it ("So, B. Bent").
