@@ -10,25 +10,25 @@ from typing import Any
 
 import pytest
 
-from choicebox.jsonl import JsonlError, JsonlRow, dumps, iter_jsonl, loads
+from choicebox.jsonl import BadLine, JsonlRow, dumps, iter_jsonl, loads
 
 CONTENT = b'{"a": 1}\n\n{"a": 2\n   \n[3]\n{"a": "\xc3\xa9"}\r\nnot json\n{"a": 4}'
 
 
-def _expected() -> list[JsonlRow | JsonlError]:
+def _expected() -> list[JsonlRow | BadLine]:
     return [
         JsonlRow(line=1, value={"a": 1}),
-        JsonlError(line=3, message="", raw=b'{"a": 2'),
+        BadLine(line=3, message="", raw=b'{"a": 2'),
         JsonlRow(line=5, value=[3]),
         JsonlRow(line=6, value={"a": "é"}),
-        JsonlError(line=7, message="", raw=b"not json"),
+        BadLine(line=7, message="", raw=b"not json"),
         JsonlRow(line=8, value={"a": 4}),
     ]
 
 
-def _without_messages(items: list[JsonlRow | JsonlError]) -> list[JsonlRow | JsonlError]:
+def _without_messages(items: list[JsonlRow | BadLine]) -> list[JsonlRow | BadLine]:
     return [
-        JsonlError(line=i.line, message="", raw=i.raw) if isinstance(i, JsonlError) else i
+        BadLine(line=i.line, message="", raw=i.raw) if isinstance(i, BadLine) else i
         for i in items
     ]
 
@@ -38,7 +38,7 @@ def test_bad_lines_are_reported_with_their_number_and_reading_goes_on(tmp_path: 
     path.write_bytes(CONTENT)
     items = list(iter_jsonl(path))
     assert _expected() == _without_messages(items)
-    errors = [item for item in items if isinstance(item, JsonlError)]
+    errors = [item for item in items if isinstance(item, BadLine)]
     assert [(e.path, e.line, e.column) for e in errors] == [(str(path), 3, 8), (str(path), 7, 1)]
     assert errors[0].message == "invalid JSON: unexpected end of data"
     # file:line:column, the line and a caret under the column: the format of every file error.
@@ -52,7 +52,7 @@ def test_bad_lines_are_reported_with_their_number_and_reading_goes_on(tmp_path: 
 
 def test_a_bad_line_of_a_stream_without_a_name_is_located_in_the_stream() -> None:
     (error,) = list(iter_jsonl(io.BytesIO(b'{"\xc3\xa9": x}\n')))
-    assert isinstance(error, JsonlError)
+    assert isinstance(error, BadLine)
     assert (error.path, error.line, error.column) == (None, 1, 7)  # columns count characters
     assert str(error).splitlines()[0].startswith("<stream>:1:7: invalid JSON")
 
@@ -60,7 +60,7 @@ def test_a_bad_line_of_a_stream_without_a_name_is_located_in_the_stream() -> Non
 def test_a_long_bad_line_shows_a_window_around_the_column() -> None:
     raw = b'{"text": "' + b"x" * 5000 + b'", oops}'
     (error,) = list(iter_jsonl(io.BytesIO(raw)))
-    assert isinstance(error, JsonlError)
+    assert isinstance(error, BadLine)
     assert error.raw == raw  # the whole line is kept
     head, shown, caret = str(error).splitlines()
     assert head.startswith(f"<stream>:1:{error.column}: ")
@@ -78,7 +78,7 @@ def test_every_source_kind_reads_the_same(tmp_path: Path, kind: str) -> None:
 
 
 def test_a_file_of_blank_lines_yields_nothing() -> None:
-    expected: list[JsonlRow | JsonlError] = []
+    expected: list[JsonlRow | BadLine] = []
     assert expected == list(iter_jsonl(io.BytesIO(b"\n  \n\t\n")))
 
 
@@ -101,3 +101,11 @@ def test_compact_style_is_utf8_without_spaces() -> None:
     expected = '{"b":1,"t":"é"}'.encode()
     assert expected == dumps({"b": 1, "t": "é"})
     assert expected == dumps({"b": 1, "t": "é"}, style="compact")
+
+
+def test_the_former_name_of_a_bad_line_still_works() -> None:
+    from choicebox.jsonl import JsonlError
+
+    items = list(iter_jsonl(io.BytesIO(b"not json\n")))
+    assert JsonlError is BadLine
+    assert isinstance(items[0], JsonlError)

@@ -1,7 +1,8 @@
 """Streaming JSON Lines: read rows one at a time, keep going past a bad line, write Gym's layout.
 
-A bad line never stops a read: it is yielded as a ``JsonlError`` carrying its line and column, so
-a batch job can report it in its output and grade the other rows.
+A bad line never stops a read: it is yielded as a ``BadLine`` carrying its line and column, so a
+batch job can report it in its output and grade the other rows. (``JsonlError`` is its former
+name, kept as an alias: it is a value yielded, not an exception raised.)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ._errors import located
 __all__ = [
     "RAW_FIELD_BYTES",
     "UTF8_BOM",
+    "BadLine",
     "JsonlError",
     "JsonlRow",
     "dumps",
@@ -60,7 +62,7 @@ class JsonlRow:
 
 
 @attrs.frozen(kw_only=True)
-class JsonlError:
+class BadLine:
     """A line that is not valid JSON: where it is, the problem, and the raw text (never lost).
 
     ``column`` (1-based, in characters) is where the JSON went wrong; ``path`` is the file read,
@@ -108,8 +110,12 @@ def raw_fields(raw: bytes, limit: int = RAW_FIELD_BYTES) -> dict[str, Any]:
     return {"raw": text, "raw_encoding": "utf-8", "raw_bytes": len(raw)}
 
 
-def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | JsonlError]:
-    """Yield each non-blank line of a JSONL file, decoded, or a ``JsonlError`` for a bad line.
+# The former name of ``BadLine``, kept so that code written against it goes on working.
+JsonlError = BadLine
+
+
+def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | BadLine]:
+    """Yield each non-blank line of a JSONL file, decoded, or a ``BadLine`` for a bad line.
 
     A UTF-8 byte order mark at the start of the file is skipped."""
     if isinstance(source, str | Path):
@@ -120,7 +126,7 @@ def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | JsonlError
         yield from _iter_lines(source, name if isinstance(name, str) else None)
 
 
-def _iter_lines(handle: IO[bytes], path: str | None) -> Iterator[JsonlRow | JsonlError]:
+def _iter_lines(handle: IO[bytes], path: str | None) -> Iterator[JsonlRow | BadLine]:
     for number, read in enumerate(handle, start=1):
         raw = read[len(UTF8_BOM) :] if number == 1 and read.startswith(UTF8_BOM) else read
         if not raw.strip():
@@ -133,4 +139,4 @@ def _iter_lines(handle: IO[bytes], path: str | None) -> Iterator[JsonlRow | Json
             # last character instead. Its position counts characters, as a caret does.
             column = min(exc.pos, len(line.decode("utf-8", "replace"))) + 1
             message = f"invalid JSON: {exc.msg}"
-            yield JsonlError(line=number, message=message, raw=line, column=column, path=path)
+            yield BadLine(line=number, message=message, raw=line, column=column, path=path)

@@ -47,7 +47,7 @@ from choicebox import (
 from choicebox.jsonl import (
     RAW_FIELD_BYTES,
     UTF8_BOM,
-    JsonlError,
+    BadLine,
     JsonlRow,
     dumps,
     iter_jsonl,
@@ -180,9 +180,9 @@ def responses(output: ModelOutput, sample: MCQASample) -> None:
 
 
 def jsonl(path: Path) -> None:
-    rows: Iterator[JsonlRow | JsonlError] = iter_jsonl(path)
+    rows: Iterator[JsonlRow | BadLine] = iter_jsonl(path)
     for item in rows:
-        if isinstance(item, JsonlError):
+        if isinstance(item, BadLine):
             line: int = item.line
             raw: bytes = item.raw
             column: int | None = item.column

@@ -15,7 +15,7 @@ from choicebox._samples import (
     MCQASample,
     MultipleChoiceSample,
 )
-from choicebox.jsonl import JsonlError, JsonlRow
+from choicebox.jsonl import BadLine, JsonlRow
 
 from ._checks import _ROW_CHECKS
 from ._compare import comparison_key
@@ -174,7 +174,7 @@ class _DuplicateQuestions:
 
 
 def audit_rows(
-    rows: Iterable[JsonlRow | JsonlError | Any], *, config: AuditConfig | None = None
+    rows: Iterable[JsonlRow | BadLine | Any], *, config: AuditConfig | None = None
 ) -> Iterator[Audit]:
     """One ``Audit`` per row, in order, with the file-level check; rows may be ``iter_jsonl``
     items (so line numbers and unreadable lines are reported) or plain decoded values."""
@@ -186,7 +186,7 @@ def audit_rows(
     )
     rollouts = RolloutsWithoutGold()
     for number, item in enumerate(rows, start=1):
-        if isinstance(item, JsonlError):
+        if isinstance(item, BadLine):
             column = f" at column {item.column}" if item.column is not None else ""
             findings = _unreadable(config, f"the line is not JSON: {item.message}{column}")
             yield Audit(findings=findings, line=item.line)

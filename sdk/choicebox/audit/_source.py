@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from choicebox.jsonl import JsonlError, JsonlRow, iter_jsonl
+from choicebox.jsonl import BadLine, JsonlRow, iter_jsonl
 
 _GZIP_MAGIC: Final = b"\x1f\x8b"
 
@@ -24,7 +24,7 @@ def is_gzip(path: str | Path) -> bool:
         return handle.read(2) == _GZIP_MAGIC
 
 
-def read_rows(path: str | Path) -> Iterator[JsonlRow | JsonlError]:
+def read_rows(path: str | Path) -> Iterator[JsonlRow | BadLine]:
     """Each non-blank line of ``path``, decoded (gzip is decompressed on the fly)."""
     if not is_gzip(path):
         yield from iter_jsonl(path)
