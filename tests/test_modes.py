@@ -723,3 +723,18 @@ def test_a_built_in_file_must_declare_its_name_as_its_id() -> None:
     assert info.value.path == "<builtin>/named.yaml"
     with pytest.raises(RuleFileError):  # still unparsed: asking again says the same
         registry.get("named")
+
+
+def test_a_bad_parameter_is_located_from_cattrs_structured_errors(tmp_path: Path) -> None:
+    """The parameter is found from the notes cattrs attaches, not its message, and a value
+    cattrs has no words for is described by its own error."""
+    (tmp_path / "m.yaml").write_text(
+        "version: 1\nid: m\ndescription: d\nchain:\n  - kind: payload_line\n    lines: [first, middle]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(RuleFileError) as raised:
+        ModeRegistry.with_builtins([tmp_path]).get("m")
+    message = str(raised.value)
+    assert "m.yaml:6:12:" in message
+    assert "middle not in literal" in message
+    assert "unknown error" not in message

@@ -167,15 +167,15 @@ def _build(
         where = items[exc.name][1] if exc.name in items else node
         raise located.error(f"bad parameter {exc.name!r} for {what} {kind!r}: {exc}", where) from None
     except cattrs.BaseValidationError as exc:
-        leaf = _parameter_error(exc)
-        if leaf is not None:
-            where = items[leaf.name][1] if leaf.name in items else node
-            raise located.error(f"bad parameter {leaf.name!r} for {what} {kind!r}: {leaf}", where) from None
+        own = _parameter_error(exc)
+        if own is not None:
+            where = items[own.name][1] if own.name in items else node
+            raise located.error(f"bad parameter {own.name!r} for {what} {kind!r}: {own}", where) from None
         messages = cattrs.transform_error(exc, path="params")
         first = messages[0] if messages else str(exc)
-        key: str | None = None
-        if "@ params." in first:
-            key = first.split("@ params.", 1)[-1].split(".", 1)[0].split("[", 1)[0]
+        key, leaf = _failed_parameter(exc)
+        if first.startswith("unknown error") and leaf is not None:
+            first = f"{leaf} @ params.{key}" if key else str(leaf)  # cattrs has no words for it
         where = items[key][1] if key is not None and key in items else node
         raise located.error(f"bad parameter for {what} {kind!r}: {first}", where) from None
     except (ValueError, TypeError) as exc:
@@ -195,6 +195,24 @@ def _parse_policy(located: _Located, node: yaml.Node) -> tuple[str, Policy]:
         located, name, params, node, what="resolution policy", find=policy_kind, every=policy_kinds
     )
     return name, policy
+
+
+def _failed_parameter(exc: BaseException) -> tuple[str | None, BaseException | None]:
+    """The parameter a cattrs validation error is about and the innermost error, read from the
+    structured notes cattrs attaches (``AttributeValidationNote``), not from its message."""
+    key: str | None = None
+    while isinstance(exc, cattrs.ClassValidationError | cattrs.IterableValidationError):
+        with_notes, without = exc.group_exceptions()
+        if with_notes:
+            inner, note = with_notes[0]
+            if key is None and isinstance(note, cattrs.AttributeValidationNote):
+                key = note.name
+            exc = inner
+        elif without:
+            exc = without[0]
+        else:
+            return key, None
+    return key, exc
 
 
 def _parameter_error(exc: BaseException) -> ParameterError | None:
