@@ -54,9 +54,10 @@ class Reading(NamedTuple):
         """What the payload was, in words (``choicebox explain``)."""
         if self.kind == "letter":
             return "letter with its option's text" if self.cited else "letter"
-        return {"hedge": "several letters", "retract": "a letter withdrawn", "none": "no option"}.get(
-            self.kind, self.kind
-        )
+        return _FORMS.get(self.kind, self.kind)
+
+
+_FORMS: Final = {"hedge": "several letters", "retract": "a letter withdrawn", "none": "no option"}
 
 
 # Decoration that may stand before the letter: blanks, markdown, quotes, a colon, "=", "$", the
@@ -297,12 +298,13 @@ def _read_from(
     withdrawn = _NOT_LETTER.match(text, p, n) if text.startswith("not", p, n) else None
     if withdrawn is not None:  # "not (B)"
         return Reading("retract", (withdrawn.group(1),), withdrawn.end())
-    if citations:
-        # Before a letter: an option's text may open with one ("O- (D)" where D is "O-").
-        citation = citation_before(text, p, n, citations)
-        if citation is not None:  # "Vitamin B12 deficiency (D)"
-            return Reading("letter", (citation.letter,), citation.end, cited=True)
     token = letter_token(text, p, n, strict_end=not lowercase)
+    if citations and (token is None or token[1] not in citations):
+        # No option letter here: an option's text and its bracketed letter may stand here
+        # ("Vitamin B12 deficiency (D)", or "O- (D)" where D is "O-").
+        citation = citation_before(text, p, n, citations)
+        if citation is not None:
+            return Reading("letter", (citation.letter,), citation.end, cited=True)
     if token is None:
         return _read_value(text, p, n)
     end, letter, opened, closed = token
