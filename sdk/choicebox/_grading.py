@@ -10,9 +10,10 @@ in the output's length.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import attrs
 
@@ -27,27 +28,60 @@ from .steps import Context, Extraction, FailureKind, run_patterns
 __all__ = [
     "TEMPLATE_STEP",
     "VERDICT_KEYS",
+    "WIRE_SCHEMA",
     "Verdict",
+    "WireField",
     "grade",
     "grade_many",
     "grade_output",
     "grade_text",
     "invalid_output_verdict",
     "template_regex_letter",
+    "verdict_key",
 ]
 
 TEMPLATE_STEP: Final = "template_regex"
-VERDICT_KEYS: Final = (
-    "reward",
-    "expected_answer",
-    "extracted_answer",
-    "reward_components",
-    *COMPONENTS,
-    "grading_failure",
-    "grading_detail",
-    "extraction_step",
-    "grading_mode",
+class WireField(NamedTuple):
+    """One field of a verdict's wire row: its name there, the verdict attributes it is made of,
+    and how it is made of them."""
+
+    name: str
+    sources: tuple[str, ...]
+    render: Callable[[Verdict], Any]
+
+
+# The verdict's wire fields, in their order: the one table ``Verdict.wire_fields``, the batch
+# splice and its cache key (``verdict_key``), the server's masked replies and the metrics'
+# readers render from (``VERDICT_KEYS`` is its names). The reward components follow
+# ``reward_components``, one top-level field each (NeMo Gym's multi-reward contract). Not Gym's
+# failure_kind/failure_reason: those name failures where the reward is not a valid measurement
+# (a lost session, a dead judge); a wrong answer is a measurement.
+WIRE_SCHEMA: Final[tuple[WireField, ...]] = (
+    WireField("reward", ("reward",), lambda v: v.reward),
+    WireField("expected_answer", ("expected_answer",), lambda v: v.expected_answer),
+    WireField("extracted_answer", ("extracted_answer",), lambda v: v.extracted_answer),
+    WireField("reward_components", ("reward_components",), lambda v: dict(v.reward_components)),
+    WireField("grading_failure", ("failure",), lambda v: v.failure),
+    WireField("grading_detail", ("failure", "detail"), lambda v: v.detail if v.failure else None),
+    WireField("extraction_step", ("step",), lambda v: v.step),
+    WireField("grading_mode", ("mode",), lambda v: v.mode),
 )
+_COMPONENTS_FIELD: Final = "reward_components"
+VERDICT_KEYS: Final = tuple(
+    name
+    for field in WIRE_SCHEMA
+    for name in ((field.name, *COMPONENTS) if field.name == _COMPONENTS_FIELD else (field.name,))
+)
+# What a verdict's wire fields are made of, read in one C call: two verdicts with equal values
+# write the same fields (the batch splice caches the encoded fields by it).
+_SOURCES: Final = attrgetter(
+    *dict.fromkeys(source for field in WIRE_SCHEMA for source in field.sources if source != _COMPONENTS_FIELD)
+)
+
+
+def verdict_key(verdict: Verdict) -> tuple[Any, ...]:
+    """A hashable key of everything ``verdict.wire_fields()`` is made of, from ``WIRE_SCHEMA``."""
+    return (_SOURCES(verdict), tuple(verdict.reward_components.items()))
 
 
 @attrs.frozen(kw_only=True)
@@ -99,20 +133,12 @@ class Verdict:
         return row
 
     def wire_fields(self) -> dict[str, Any]:
-        """Only the verdict's own fields of ``to_wire``, in the same order."""
-        fields: dict[str, Any] = {
-            "reward": self.reward,
-            "expected_answer": self.expected_answer,
-            "extracted_answer": self.extracted_answer,
-            "reward_components": dict(self.reward_components),
-        }
-        fields.update(self.reward_components)
-        # Not Gym's failure_kind/failure_reason: those name failures where the reward is not a
-        # valid measurement (a lost session, a dead judge). A wrong answer is a measurement.
-        fields["grading_failure"] = self.failure
-        fields["grading_detail"] = self.detail if self.failure else None
-        fields["extraction_step"] = self.step
-        fields["grading_mode"] = self.mode
+        """Only the verdict's own fields of ``to_wire``, in the same order (``WIRE_SCHEMA``)."""
+        fields: dict[str, Any] = {}
+        for field in WIRE_SCHEMA:
+            fields[field.name] = field.render(self)
+            if field.name == _COMPONENTS_FIELD:
+                fields.update(self.reward_components)
         return fields
 
 

@@ -11,7 +11,7 @@ from typing import Any, Final
 import orjson
 
 from choicebox._errors import UnknownModeError
-from choicebox._grading import VERDICT_KEYS, Verdict, grade_output
+from choicebox._grading import VERDICT_KEYS, Verdict, grade_output, verdict_key
 from choicebox._modes import GradingMode, ModeRegistry, default_registry
 from choicebox._problems import Problem
 from choicebox._reader import RowReading, read_mcqa_row
@@ -230,11 +230,9 @@ def _append_spliced(
             return False  # the row's own mode, overridden: its field changes in place
         if "expected_answer" in shared and row["expected_answer"] != verdict.expected_answer:
             return False
-        key = (
-            verdict.reward, verdict.expected_answer, verdict.extracted_answer, verdict.failure,
-            verdict.detail, verdict.step, verdict.mode, tuple(verdict.reward_components.items()),
-            from_prompt, "expected_answer" in shared, "grading_mode" in shared,
-        )  # fmt: skip
+        # Everything the appended fields are made of: the verdict's (from its wire schema, so a
+        # new verdict field is in the key by construction) and which fields the row shares.
+        key = (verdict_key(verdict), from_prompt, "expected_answer" in shared, "grading_mode" in shared)
         cached = suffixes.get(key)
         if cached is None:
             fields = _unshared_fields(row, verdict, shared, from_prompt)

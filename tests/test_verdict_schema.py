@@ -1,0 +1,91 @@
+"""The verdict's wire schema (``choicebox._grading.WIRE_SCHEMA``) is the one table every output
+path renders from: ``to_wire``, the batch splice and its cache key, the metrics record. For any
+verdict, the paths agree (Hypothesis draws the verdicts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from choicebox import Verdict
+from choicebox._grading import VERDICT_KEYS, WIRE_SCHEMA, verdict_key
+from choicebox._modes import COMPONENTS
+from choicebox.batch._engine import _append_spliced, output_row
+from choicebox.batch._records import record_of, record_of_verdict
+
+_FAILURES = st.sampled_from([None, "no_answer", "wrong_answer", "ambiguous", "conflicting", "refusal"])
+_NUMBERS = st.sampled_from([0.0, 0.5, 1.0])
+
+
+@st.composite
+def verdicts(draw: st.DrawFn) -> Verdict:
+    components = {name: draw(_NUMBERS) for name in COMPONENTS}
+    return Verdict(
+        reward=draw(_NUMBERS),
+        reward_components=components,
+        extracted_answer=draw(st.sampled_from([None, "A", "B", "C"])),
+        expected_answer=draw(st.sampled_from(["A", "B"])),
+        mode=draw(st.sampled_from(["robust", "lenient_boxed"])),
+        step=draw(st.sampled_from([None, "answer", "boxed"])),
+        failure=draw(_FAILURES),
+        detail=draw(st.text(max_size=20)),
+    )
+
+
+@st.composite
+def rows(draw: st.DrawFn) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "uuid": draw(st.sampled_from(["u1", "u2"])),
+        "options": [{"A": "x"}, {"B": "y"}, {"C": "z"}],
+        "responses_create_params": {"input": [{"role": "user", "content": "Q?"}]},
+        "response": "The answer is (A).",
+    }
+    if draw(st.booleans()):
+        row["expected_answer"] = "A"
+    if draw(st.booleans()):
+        row["grading_mode"] = "robust"
+    return row
+
+
+def test_the_wire_keys_are_the_schemas() -> None:
+    names = [field.name for field in WIRE_SCHEMA]
+    components = names.index("reward_components") + 1
+    assert list(VERDICT_KEYS) == [*names[:components], *COMPONENTS, *names[components:]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(verdicts())
+def test_every_path_writes_the_schemas_keys(verdict: Verdict) -> None:
+    assert list(verdict.wire_fields()) == list(VERDICT_KEYS)
+    assert list(verdict.to_wire({"uuid": "u"}))[1:] == list(VERDICT_KEYS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(verdicts(), verdicts())
+def test_verdicts_with_one_key_write_the_same_fields(a: Verdict, b: Verdict) -> None:
+    if verdict_key(a) == verdict_key(b):
+        assert a.wire_fields() == b.wire_fields()
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows(), verdicts())
+def test_the_splice_writes_the_output_row(row: dict[str, Any], verdict: Verdict) -> None:
+    row = {**row, "expected_answer": verdict.expected_answer} if "expected_answer" in row else row
+    row = {**row, "grading_mode": verdict.mode} if "grading_mode" in row else row
+    raw = orjson.dumps(row)
+    parts: list[bytes | memoryview] = []
+    assert _append_spliced(parts, raw, row, verdict, {})
+    assert orjson.loads(b"".join(bytes(p) for p in parts)) == output_row(row, verdict)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows(), verdicts(), st.sampled_from([(), ("uuid",), ("grading_failure",), ("extraction_step",)]))
+def test_the_record_of_a_verdict_is_the_record_of_its_output_row(
+    row: dict[str, Any], verdict: Verdict, by: tuple[str, ...]
+) -> None:
+    written = output_row(row, verdict)
+    from_verdict = record_of_verdict(row, verdict, by, lambda: written)
+    assert from_verdict == record_of(written, by)
