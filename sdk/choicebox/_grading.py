@@ -57,14 +57,14 @@ class WireField(NamedTuple):
 # failure_kind/failure_reason: those name failures where the reward is not a valid measurement
 # (a lost session, a dead judge); a wrong answer is a measurement.
 WIRE_SCHEMA: Final[tuple[WireField, ...]] = (
-    WireField("reward", ("reward",), lambda v: v.reward),
-    WireField("expected_answer", ("expected_answer",), lambda v: v.expected_answer),
-    WireField("extracted_answer", ("extracted_answer",), lambda v: v.extracted_answer),
+    WireField("reward", ("reward",), attrgetter("reward")),
+    WireField("expected_answer", ("expected_answer",), attrgetter("expected_answer")),
+    WireField("extracted_answer", ("extracted_answer",), attrgetter("extracted_answer")),
     WireField("reward_components", ("reward_components",), lambda v: dict(v.reward_components)),
-    WireField("grading_failure", ("failure",), lambda v: v.failure),
+    WireField("grading_failure", ("failure",), attrgetter("failure")),
     WireField("grading_detail", ("failure", "detail"), lambda v: v.detail if v.failure else None),
-    WireField("extraction_step", ("step",), lambda v: v.step),
-    WireField("grading_mode", ("mode",), lambda v: v.mode),
+    WireField("extraction_step", ("step",), attrgetter("step")),
+    WireField("grading_mode", ("mode",), attrgetter("mode")),
 )
 _COMPONENTS_FIELD: Final = "reward_components"
 VERDICT_KEYS: Final = tuple(
@@ -77,6 +77,12 @@ VERDICT_KEYS: Final = tuple(
 _SOURCES: Final = attrgetter(
     *dict.fromkeys(source for field in WIRE_SCHEMA for source in field.sources if source != _COMPONENTS_FIELD)
 )
+
+
+# The schema split where the components go, as (name, render) pairs: ``wire_fields`` runs per row.
+_SPLIT: Final = next(i for i, field in enumerate(WIRE_SCHEMA) if field.name == _COMPONENTS_FIELD) + 1
+_BEFORE_COMPONENTS: Final = tuple((field.name, field.render) for field in WIRE_SCHEMA[:_SPLIT])
+_AFTER_COMPONENTS: Final = tuple((field.name, field.render) for field in WIRE_SCHEMA[_SPLIT:])
 
 
 def verdict_key(verdict: Verdict) -> tuple[Any, ...]:
@@ -134,11 +140,10 @@ class Verdict:
 
     def wire_fields(self) -> dict[str, Any]:
         """Only the verdict's own fields of ``to_wire``, in the same order (``WIRE_SCHEMA``)."""
-        fields: dict[str, Any] = {}
-        for field in WIRE_SCHEMA:
-            fields[field.name] = field.render(self)
-            if field.name == _COMPONENTS_FIELD:
-                fields.update(self.reward_components)
+        fields = {name: render(self) for name, render in _BEFORE_COMPONENTS}
+        fields.update(self.reward_components)
+        for name, render in _AFTER_COMPONENTS:
+            fields[name] = render(self)
         return fields
 
 
