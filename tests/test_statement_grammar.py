@@ -10,6 +10,7 @@ Hypothesis draws the compositions, so a run meets combinations nobody wrote down
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -142,8 +143,11 @@ def test_mmlu_pro_keeps_the_papers_last_letter(style: str) -> None:
         # Negated or supposed citations are mentions.
         ("The cause cannot be D. Vitamin B12 deficiency.", None),
         ("Let us consider whether it is D. Vitamin B12 deficiency.", None),
-        # A letter with another option's text is no citation of either.
-        ("The most likely cause is D. Operant conditioning.", None),
+        # A letter with another option's text cites neither, but a stated letter beats the
+        # content it is given with (LABELLING rule 5): the superlative pick reads D.
+        ("The most likely cause is D. Operant conditioning.", "D"),
+        # Without a cue, a letter with another option's text commits to nothing.
+        ("Everything points to D. Operant conditioning.", None),
         # The cue's payload on a listing line is read only when it cites its own option.
         ("The answer is:\nE. 80%", None),
     ],
@@ -205,18 +209,28 @@ _KNOWN_MISSES = {
 }
 
 
-def _styles() -> list[dict[str, object]]:
-    return [json.loads(line) for line in _STYLES_FIXTURE.read_text(encoding="utf-8").splitlines()]
+# A second set, written later by another writer (chat models by family, base models continuing a
+# few-shot prompt, thirteen languages), each row naming the family it imitates. The rows still read
+# otherwise are known misses: the writer's own description of each says what is not read yet.
+_STYLES_FIXTURE_2 = Path(__file__).parent / "fixtures" / "answer_styles_2.jsonl"
+_KNOWN_MISSES_2 = frozenset({5, 22, 37, 39, 52, 83, 102, 105, 139, 158, 181, 185})
+
+
+def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
+    params = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        name = f"{path.stem}-{row['id']}"
+        if row["id"] in misses:
+            reason = misses[row["id"]] if isinstance(misses, Mapping) else f"not read yet: {row['style']}"
+            params.append(pytest.param(row, id=name, marks=pytest.mark.xfail(reason=reason, strict=True)))
+        else:
+            params.append(pytest.param(row, id=name))
+    return params
 
 
 @pytest.mark.parametrize(
-    "row",
-    [
-        pytest.param(row, id=str(row["id"]), marks=pytest.mark.xfail(reason=_KNOWN_MISSES[row["id"]], strict=True))
-        if row["id"] in _KNOWN_MISSES
-        else pytest.param(row, id=str(row["id"]))
-        for row in _styles()
-    ],
+    "row", _styles(_STYLES_FIXTURE, _KNOWN_MISSES) + _styles(_STYLES_FIXTURE_2, _KNOWN_MISSES_2)
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]

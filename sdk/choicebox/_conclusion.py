@@ -300,6 +300,11 @@ class Conclusion:
         if any(c.letters == ("I",) for c in stray) and context.features.roman():
             stray = [c for c in stray if c.letters != ("I",)]
         stray.sort(key=lambda c: c.start)
+        if len({c.letters[0] for c in stray}) >= 3:
+            # "In Celsius, it's 100 (option A). In Fahrenheit, 212 (option B). ...": the options
+            # gone through one by one, none chosen.
+            fates.mark(stray, "conflicting", "stray letters of three options or more: a review")
+            return _failure("no_answer", "stray letters of several options, none chosen"), None, considered
         results = [c for c in later if c.kind == "commitment"]
         if not stray:
             if results:
@@ -386,6 +391,9 @@ class Conclusion:
             for i, heading in enumerate(headings):
                 if heading.score >= best_hits:  # a tie goes to the later section
                     best, best_hits = i, heading.score
+            if best_hits == 0 and len(context.features.question_words()) >= 3:
+                # No section shares a word with the question: every one is about another.
+                return 0, first, "in sections about other questions"
             lo = headings[best].start
             hi = headings[best + 1].start if best + 1 < len(headings) else n
             hi = min([hi, *(c for c in cuts if c > lo)])

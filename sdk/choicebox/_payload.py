@@ -258,7 +258,8 @@ def _listing_line(text: str, q: int, letter: str, citations: OptionWords | None,
     if start is None:
         return False
     if any_letter:
-        return True
+        # "Q: Which planet ...?" opens another question; it lists no option.
+        return start["L"] not in "Qq" or text[start.end("L") : start.end("L") + 1] not in ":."
     following = start["L"].upper()
     if letter and abs(ord(following) - ord(letter.upper())) == 1:
         return True
@@ -364,7 +365,7 @@ def _read_value(text: str, p: int, n: int) -> Reading:
     if _NONE_PAYLOAD.match(text, p + (text[p] in "([{"), stop):  # "(None of the above)"
         return Reading("none", (), p + 4)
     end = _VALUE_END.search(text, p, stop)
-    value = text[p : end.start() if end else stop].strip().strip("*_$ ")
+    value = text[p : end.start() if end else stop].strip().strip("*_$ \"'“”‘’")
     if not value or _PLACEHOLDER.fullmatch(value):
         return Reading("empty", (), p)
     return Reading("value", (), p + len(value), value)

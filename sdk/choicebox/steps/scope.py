@@ -69,6 +69,8 @@ class OtherQuestions:
         pattern = (
             rf"(?m)^[ \t]*+[#*_>]*+[ \t]*+{headings}[ \t]*+(?:\d++|[ivx]++)?[ \t]*+[*_]*+[ \t]*+[:.)][*_]*+"
             r"|^[ \t]*+[#*_]*+[ \t]*+q\d*+[ \t]*+[:.)]"
+            # A markdown heading naming one: "### Question 12", "## Instruction 2 (More Difficult)".
+            rf"|^[ \t]*+\#{{1,6}}[ \t]*+{headings}\b"
         )
         if self.prompt_echoes:
             pattern += rf"|^[ \t]*+{alternation(self.prompt_echoes)}"

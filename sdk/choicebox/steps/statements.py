@@ -19,6 +19,7 @@ from typing import Final
 
 import attrs
 
+from choicebox._citation import text_ending_at
 from choicebox._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
 
 from ._api import (
@@ -140,7 +141,9 @@ class AnswerStatement:
     ``nouns`` always open a statement; ``qualified_nouns`` ("option", "choice") only after one
     of the ``qualifiers`` ("the correct option is"), since "one option is (C)" is a mention.
     ``final_qualifiers`` ("final", "overall") make it an explicit final marker. ``links`` are
-    the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too.
+    the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too. A
+    conditional link ("would be") in a sentence that opens with one of the ``conditions`` ("if",
+    "suppose") is a supposition, not an answer.
     The payload is read in place (``payload: lenient``: hedges, retractions, "none of the
     options" and values are told apart; ``strict``: a lone letter only). A value followed in its
     sentence by a bracketed letter ("the answer is 23,500 yards, which is (B)") is that letter.
@@ -151,8 +154,10 @@ class AnswerStatement:
     qualifiers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     payload: PayloadReading = "lenient"
     which: Which = "last"
+    _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _qualifier_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _final: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _rest: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -169,6 +174,7 @@ class AnswerStatement:
             "_rest",
             re.compile(
                 r"(?:\s++(?:choice|option|letter))?"
+                r"(?:\s++(?:here|then|now))?"  # "the right option here is B"
                 # "Answer (letter only):", "Answer (A-D):": a remark on the format.
                 r"(?:[ \t]*+\([^()\n]{2,24}\))?"  # "answer (I) is correct": a letter is no remark
                 r"(?P<part>\s++(?:to|for|of)\s++(?:the\s++)?(?:part|question|sub-?question)?\s*+"
@@ -184,6 +190,8 @@ class AnswerStatement:
             ),
         )
         set_("_gates", required_words((*self.nouns, *self.qualified_nouns)) or ("",))
+        conditions = alternation(self.conditions) if self.conditions else "(?!)"
+        set_("_condition", re.compile(rf"\b{conditions}\b", re.IGNORECASE))
         set_("_qualifier_ends", last_words(self.qualifiers))
 
     def __call__(self, context: Context) -> Extraction | None:
@@ -203,6 +211,11 @@ class AnswerStatement:
                 reading = _strictly(context, reading)
             if reading.kind == "empty":
                 continue
+            if "would" in link or "could" in link:
+                # "If the question meant kelvin, the answer would be C": a supposition.
+                opening = max(text.rfind(".", 0, head), text.rfind("\n", 0, head), text.rfind(";", 0, head)) + 1
+                if self._condition.search(text, opening, head) is not None:
+                    continue
             heading = rest.group("heading") is not None
             if heading and not _opens_line(text, head):
                 continue  # "... we find the answer\nis": a heading stands alone on its line
@@ -375,8 +388,8 @@ class AnswerLabel:
 # --- "(C) is the correct answer", "making (C) the correct answer" ---------------------------------
 
 _LETTER_BEFORE: Final = re.compile(
-    r"(?P<lead>\b(?:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
-    r"\b(?P<L>[A-Z])\b(?P<c>[)\]])?[*_]*+(?:,[ \t]*+(?:which|that))?\s*+$"
+    r"(?P<lead>\b(?i:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
+    r"\b(?P<L>[A-Z]|(?<=option\s)[a-j]|(?<=choice\s)[a-j])\b(?P<c>[)\]])?[*_]*+(?:,[ \t]*+(?:which|that))?\s*+$"
 )
 # What may stand between the verb and the verdict word: "is therefore the most correct".
 _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
@@ -406,6 +419,7 @@ class OptionVerdict:
     _anchor: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _supposition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
     _verb_ends: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
 
@@ -435,6 +449,7 @@ class OptionVerdict:
         object.__setattr__(
             self, "_condition", re.compile(rf"\b{alternation(self.conditions)}\b[^.\n]{{0,30}}$", re.IGNORECASE)
         )
+        object.__setattr__(self, "_supposition", re.compile(rf"\b{alternation(self.conditions)}\b", re.IGNORECASE))
         object.__setattr__(self, "_gates", required_words(self.verdicts) or ("",))
 
     def __call__(self, context: Context) -> Extraction | None:
@@ -453,6 +468,17 @@ class OptionVerdict:
                 if words and (words[-1] in self._verb_ends or words[-1][-1:] == ")" or len(words[-1]) == 1):
                     windows.append((max(0, at - 64), at + len(word) + 40))
         return windows
+
+    def _supposed(self, text: str, anchor: re.Match[str], start: int) -> bool:
+        """One of the ``conditions`` near the letter ("if (C) ..."), or anywhere in the sentence
+        before a conditional verdict ("If the patient were unstable, (C) would be correct")."""
+        if not self.conditions:
+            return False
+        if "would" in anchor.group() or "could" in anchor.group():
+            lo = max(0, start - 300)
+            opening = max(text.rfind(".", lo, start), text.rfind("\n", lo, start), lo)
+            return self._supposition.search(text, opening, start) is not None
+        return self._condition.search(text, max(0, start - 40), start) is not None
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
@@ -475,8 +501,17 @@ class OptionVerdict:
         for _, anchor in sorted(anchors.items()):
             before = _LETTER_BEFORE.search(text, max(0, anchor.start() - 24), anchor.start())
             if before is None:
+                cited = _cited_before(context, text, anchor.start())
+                if cited is not None and not self._supposed(text, anchor, cited[1]):
+                    # "Option B: <option B's text> is correct."
+                    found.append(
+                        context.candidate(
+                            "commitment", cited[1], anchor.end(), (cited[0],), how="an option cited, then judged the answer",
+                            origin="evaluation", payload="letter with its option's text",
+                        )
+                    )  # fmt: skip
                 continue
-            letter = before["L"]
+            letter = before["L"].upper()
             if not (before["lead"] or before["o"] or before["c"]) and letter in "AI":
                 continue  # a bare capital A or I is English ("A is the best ...")
             if anchor["adj"] == "true":
@@ -488,7 +523,7 @@ class OptionVerdict:
                         )
                     )  # fmt: skip
                 continue
-            if self.conditions and self._condition.search(text, max(0, before.start() - 40), before.start()):
+            if self._supposed(text, anchor, before.start()):
                 continue
             found.append(
                 context.candidate(
@@ -507,11 +542,30 @@ class OptionVerdict:
         return found
 
 
+# The letter before a cited option's text: "Option B: ", "(B) ", "B. ".
+_CITATION_LEAD: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+\(?(?P<L>[A-Z])[).:]?[*_]*+[ \t]*+$")
+
+
+def _cited_before(context: Context, text: str, end: int) -> tuple[str, int] | None:
+    """The option cited by its letter and its own text right before ``end``: (letter, start)."""
+    for letter, words in context.features.citations().items():
+        start = text_ending_at(text, end, words)
+        if start == -1:
+            continue
+        lead = _CITATION_LEAD.search(text, max(0, start - 16), start)
+        if lead is not None and lead["L"] == letter:
+            return letter, lead.start()
+    return None
+
+
 # --- "I'd go with B", "the best one is C" --------------------------------------------------------
 
 # Where a sentence or a line opens: after its end mark or a newline, past blanks and markdown.
 _OPENING: Final = r"[.!?:\n][ \t]*+[*_]*+"
 _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
+# A superlative pick's letter may also close a clause before its apposition: "the most
+# appropriate next step is (A), obtaining an ECG".
+_PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\s++\()")
 
 
 @register_step_kind("first_person_pick")
@@ -547,7 +601,7 @@ class FirstPersonPick:
             self,
             "_superlative",
             re.compile(
-                rf"the\s++{superlatives}(?:\s++one|\s++match|\s++fit)?\s++(?:is|would\s++be|seems\s++to\s++be)"
+                rf"the\s++{superlatives}(?:\s++(?!is\b|would\b|seems\b)[a-z-]++){{0,3}}?\s++(?:is|would\s++be|seems\s++to\s++be)"
                 r"(?:[ \t]++|[ \t]*+(?=\r?\n))"
             ),
         )
@@ -592,7 +646,7 @@ class FirstPersonPick:
             if candidate is None or candidate.kind == "value":
                 continue  # a pick names a letter, or an option by its text and letter
             superlative = match.re is self._superlative
-            if reading.kind == "letter" and superlative and not reading.cited and not _CLAUSE_END.match(text, reading.end):
+            if reading.kind == "letter" and superlative and not reading.cited and not _PICK_END.match(text, reading.end):
                 continue  # "the best is A good ...": only a letter closing its clause
             found.append(candidate)
         return found
