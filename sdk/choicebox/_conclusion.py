@@ -44,7 +44,7 @@ from ._resolution import (
 )
 from ._stages import DEFAULT_STAGES, GAP_WORD, STAGES, STATED, Settling, Stage, _failure, settle
 from .steps import Candidate, Context, Extraction
-from .steps._vocab import alternation, nonempty_words, valid_words, word_list
+from .steps._vocab import alternation, nonempty_words, opens_line, valid_words, word_list
 
 if TYPE_CHECKING:
     from ._modes import ChainEntry
@@ -438,17 +438,11 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
             and candidate.kind == "commitment"
             and candidate.origin == "labelled"
             and candidate.letters[0] not in options
-            and _opens_line(text, candidate.start)
+            and opens_line(text, candidate.start)
         )
         answered = answered or (candidate.kind in _STATED and all(x in options for x in candidate.letters))
         out.append(candidate._replace(foreign=True) if beyond else candidate)
     return out
-
-
-def _opens_line(text: str, position: int) -> bool:
-    """Only blanks and markdown stand before ``position`` on its line."""
-    line_start = text.rfind("\n", 0, position) + 1
-    return not text[line_start:position].strip(" \t#*_>-")
 
 
 def _merge(candidates: list[Candidate]) -> list[Candidate]:

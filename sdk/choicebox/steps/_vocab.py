@@ -30,6 +30,7 @@ __all__ = [
     "last_words",
     "nonempty_words",
     "occurrences",
+    "opens_line",
     "phrases",
     "required_words",
     "substring_list",
@@ -175,3 +176,13 @@ def _literal(word: str) -> str:
     # A typographic apostrophe is as good as a straight one: "it's" matches "it’s".
     literal = "['’]".join(re.escape(piece) for piece in stem.replace("’", "'").split("'"))
     return literal + r"\w*+" if stem is not word else literal
+
+
+def opens_line(text: str, position: int, *, within: int | None = None) -> bool:
+    """Only blanks and markdown (``#``, ``*``, ``_``, ``>``, a list dash) stand before
+    ``position`` on its line (and, with ``within``, no more than that many characters)."""
+    line_start = text.rfind("\n", 0, position) + 1
+    if within is not None and position - line_start > within:
+        return False
+    return not text[line_start:position].strip(" \t#*_>-")
+

@@ -37,6 +37,7 @@ from ._vocab import (
     last_words,
     nonempty_words,
     occurrences,
+    opens_line,
     required_words,
     valid_words,
     word_list,
@@ -101,13 +102,6 @@ def _statement(
         value=reading.value or reading.tail, how=how, origin=origin,
         cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
     )  # fmt: skip
-
-
-def _opens_line(text: str, position: int) -> bool:
-    """Only blanks and markdown (``#``, ``*``, ``_``, ``>``, a list dash) stand before
-    ``position`` on its line."""
-    line_start = text.rfind("\n", 0, position) + 1
-    return position - line_start <= 12 and not text[line_start:position].strip(" \t#*_>-")
 
 
 def _foreign_line(context: Context, candidate: Candidate) -> bool:
@@ -217,7 +211,7 @@ class AnswerStatement:
                 if self._condition.search(text, opening, head) is not None:
                     continue
             heading = rest.group("heading") is not None
-            if heading and not _opens_line(text, head):
+            if heading and not opens_line(text, head, within=12):
                 continue  # "... we find the answer\nis": a heading stands alone on its line
             if (heading or link in ("", "-", "–", "—")) and reading.kind not in ("letter", "retract", "value"):
                 continue  # "our answer (B)": without a link verb only a letter counts
