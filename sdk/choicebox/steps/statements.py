@@ -568,16 +568,20 @@ class FirstPersonPick:
     """A first-person pick: "I'd go with B", "I choose option B", "we select (C)", "I think it's
     B", or a superlative one: "the best one is C", "the closest would be (D)".
 
-    ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the".
+    ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the";
+    ``openings`` pick with no subject where they open a sentence or a line ("Going with D.").
     A superlative pick's letter must close its clause ("the best is A good ..." is prose).
     """
 
     verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     superlatives: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    openings: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _superlative: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _opening: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _opening_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         verbs = alternation(self.verbs)
@@ -601,6 +605,10 @@ class FirstPersonPick:
         )
         words = required_words(self.superlatives) if self.superlatives else ()
         object.__setattr__(self, "_gates", ("",) if words is None else words)
+        openings = alternation(self.openings) if self.openings else "(?!)"
+        object.__setattr__(self, "_opening", re.compile(rf"{openings}(?:[ \t]++|[ \t]*+(?=\r?\n))"))
+        gates = required_words(self.openings) if self.openings else ()
+        object.__setattr__(self, "_opening_gates", ("",) if gates is None else gates)
 
     def __call__(self, context: Context) -> Extraction | None:
         return _pick(self.find(context), self.which)
@@ -621,6 +629,11 @@ class FirstPersonPick:
                     for match in self._superlative.finditer(low, max(0, at - 12), at + len(word) + 40):
                         if match.start() == 0 or not low[match.start() - 1].isalnum():
                             matches.setdefault(match.start(), match)
+        if self.openings and any(map(low.__contains__, self._opening_gates)):
+            for match in self._opening.finditer(low):
+                before = low[max(0, match.start() - 8) : match.start()].rstrip(" \t*_")
+                if not before or before[-1] in ".!?:\n":  # it opens its sentence or line
+                    matches.setdefault(match.start(), match)
         return [matches[at] for at in sorted(matches)]
 
     def find(self, context: Context) -> list[Candidate]:
@@ -664,7 +677,8 @@ class Conclusion:
     _opening: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        words = rf"{alternation(self.words)}\b"
+        # A word ends where a word does; a sign ("=>", "→") ends where it ends.
+        words = rf"{alternation(self.words)}(?:\b|(?<=\W))"
         object.__setattr__(
             self,
             "_pattern",
