@@ -236,3 +236,13 @@ def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]
     sample = MCQASample.from_question("Which option is right?", options, "A")
     assert choicebox.grade(sample, row["response"], mode="robust").extracted_answer == row["expected"], row["style"]
+
+
+def test_a_sentence_opening_is_looked_for_within_reach() -> None:
+    from choicebox.steps._vocab import sentence_opening
+
+    text = "First. If so; the answer would be C"
+    assert sentence_opening(text, text.index("the")) == text.index(" the")
+    assert sentence_opening(text, text.index("If")) == text.index(" If")
+    long = "x" * 1000 + " the answer"
+    assert sentence_opening(long, len(long), reach=300) == len(long) - 300

@@ -51,9 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Conclusion"]
 
-_GAP_WORD: Final = GAP_WORD
 _LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
-_STATED: Final = STATED
 _LINE_LEVEL_MAX: Final = 300
 
 
@@ -246,7 +244,7 @@ class Conclusion:
         merged, hi = self._drop_foreign(merged, hi, fates)
         considered = sorted(dropped + merged, key=lambda c: c.start)
         lettered = [c for c in merged if c.kind in _LETTERED]
-        if not any(c.kind in _STATED for c in lettered):
+        if not any(c.kind in STATED for c in lettered):
             return self._without_letters(
                 context, merged, considered, fallbacks=fallbacks, errors=errors, fates=fates, window=(lo, hi)
             )
@@ -352,7 +350,7 @@ class Conclusion:
         if b - a > 12 and self._correction.search(text, a, b):
             return False
         others = 0
-        for word in _GAP_WORD.findall(text, a, b):
+        for word in GAP_WORD.findall(text, a, b):
             if word.lower() not in self._filler:
                 others += 1
                 if others > self.run_gap_words:
@@ -365,7 +363,7 @@ class Conclusion:
             return False
         match = self._boilerplate.match(text, lo, position)
         rest = text[match.end() if match else lo : position]
-        return len(_GAP_WORD.findall(rest)) <= self.opening_words
+        return len(GAP_WORD.findall(rest)) <= self.opening_words
 
     def _cut_off(self, text: str) -> bool:
         stripped = text.rstrip()
@@ -382,7 +380,7 @@ class Conclusion:
         headings = [c for c in markers if c.value == "heading"]
         cuts = sorted(c.start for c in markers if c.value != "heading")
         recap = next((c.start for c in markers if c.value == "recap"), None)
-        stated = [c for c in found if c.kind in _STATED]
+        stated = [c for c in found if c.kind in STATED]
         if headings:
             first = headings[0].start
             if first > 0 and any(c.start < first for c in stated):
@@ -418,7 +416,7 @@ class Conclusion:
         for index, candidate in enumerate(merged):
             if not candidate.foreign:
                 continue
-            if any(c.kind in _STATED for c in merged[:index]):
+            if any(c.kind in STATED for c in merged[:index]):
                 fates.mark(merged[index:], "outside", "after an answer to another question")
                 return merged[:index], candidate.start
             fates.mark((candidate,), "outside", "an answer to another question")
@@ -440,7 +438,7 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
             and candidate.letters[0] not in options
             and opens_line(text, candidate.start)
         )
-        answered = answered or (candidate.kind in _STATED and all(x in options for x in candidate.letters))
+        answered = answered or (candidate.kind in STATED and all(x in options for x in candidate.letters))
         out.append(candidate._replace(foreign=True) if beyond else candidate)
     return out
 

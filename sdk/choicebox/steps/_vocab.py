@@ -33,6 +33,7 @@ __all__ = [
     "opens_line",
     "phrases",
     "required_words",
+    "sentence_opening",
     "substring_list",
     "substrings",
     "valid_words",
@@ -185,4 +186,11 @@ def opens_line(text: str, position: int, *, within: int | None = None) -> bool:
     if within is not None and position - line_start > within:
         return False
     return not text[line_start:position].strip(" \t#*_>-")
+
+
+def sentence_opening(text: str, position: int, *, reach: int = 300) -> int:
+    """Where the sentence holding ``position`` opens (after a ".", ";" or newline), looked for no
+    further back than ``reach`` characters, so that asking costs the same on any text."""
+    lo = max(0, position - reach)
+    return max(text.rfind(".", lo, position), text.rfind(";", lo, position), text.rfind("\n", lo, position), lo - 1) + 1
 

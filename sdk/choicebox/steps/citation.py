@@ -107,7 +107,8 @@ class OptionCitation:
             sentence = self._sentence_start(text, start)
             lead = text[sentence:start]
             closes = _CLOSES.match(text, end)
-            others = {x[2] for x in cited if x[2] != letter and sentence <= x[0] < _sentence_end(text, end)}
+            sentence_end = _sentence_end(text, end)
+            others = {x[2] for x in cited if x[2] != letter and sentence <= x[0] < sentence_end}
             listed = _on_adjacent_line(text, cited, index) or _next_to_another(text, cited, index)
             if closes is None or others or listed or not self._commits(lead):
                 continue  # a mention: the options restated, reviewed, negated or supposed

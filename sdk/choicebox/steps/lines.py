@@ -46,10 +46,10 @@ class PayloadLine:
         text = context.folded
         found: list[Candidate] = []
         first, last = _line(text, first=True), _line(text, first=False)
-        if first is None or first == last:
+        if first is None or last is None or first == last:
             return []  # an empty or one-line output: the whole output's own kinds read it
         for where in self.lines:
-            start, end = first if where == "first" else last  # type: ignore[misc]
+            start, end = first if where == "first" else last
             if end - start > self.max_length or (found and found[-1].start == start):
                 continue
             candidate = self._read(context, text, start, end, where)

@@ -11,11 +11,12 @@ section shares, so a response made of sections can be matched to the right one.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 import attrs
 
-from choicebox._features import norm_text, words_of
+from choicebox._features import SampleFeatures, norm_text, words_of
 
 from ._api import Candidate, Context, Extraction, register_step_kind
 from ._vocab import alternation, nonempty_words, required_words, valid_words, word_list
@@ -179,11 +180,7 @@ class OtherQuestions:
             run_length += 1
             line = match.group(2)
             if not _REVIEW_LINE.match(line):
-                if len(words_of(line)) < 3:
-                    # "A. 0" where this question's A is 18
-                    foreign += letter not in options or norm_text(line) != norm_text(options[letter])
-                else:
-                    foreign += _foreign_text(features.all_words(), features.option_words().get(letter), line)
+                foreign += _foreign_item(features, options, letter, line)
             previous_end, previous_letter = match.end(), letter
         if _foreign_run(run_length, foreign):
             return run_start
@@ -212,16 +209,18 @@ def _inline_listing(context: Context) -> int | None:
         letters = [letter for letter, _ in items]
         if len(items) < 3 or letters != [chr(ord("A") + i) for i in range(len(items))]:
             continue
-        foreign = 0
-        for letter, raw in items:
-            item = raw.strip(" \t,;")
-            if len(words_of(item)) < 3:
-                foreign += letter not in options or norm_text(item) != norm_text(options[letter])
-            else:
-                foreign += _foreign_text(features.all_words(), features.option_words().get(letter), item)
+        foreign = sum(_foreign_item(features, options, letter, item.strip(" \t,;")) for letter, item in items)
         if foreign * 3 >= len(items) * 2:
             return start
     return None
+
+
+def _foreign_item(features: SampleFeatures, options: Mapping[str, str], letter: str, item: str) -> bool:
+    """A listed option's text is not this sample's: a short one ("A. 0" where this question's A
+    is 18) differs from the option of its letter, a longer one shares too few of its words."""
+    if len(words_of(item)) < 3:
+        return letter not in options or norm_text(item) != norm_text(options[letter])
+    return _foreign_text(features.all_words(), features.option_words().get(letter), item)
 
 
 def _foreign_text(known: frozenset[str], own: frozenset[str] | None, line: str) -> bool:

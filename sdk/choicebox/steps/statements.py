@@ -39,6 +39,7 @@ from ._vocab import (
     occurrences,
     opens_line,
     required_words,
+    sentence_opening,
     valid_words,
     word_list,
 )
@@ -205,11 +206,8 @@ class AnswerStatement:
                 reading = _strictly(context, reading)
             if reading.kind == "empty":
                 continue
-            if "would" in link or "could" in link:
-                # "If the question meant kelvin, the answer would be C": a supposition.
-                opening = max(text.rfind(".", 0, head), text.rfind("\n", 0, head), text.rfind(";", 0, head)) + 1
-                if self._condition.search(text, opening, head) is not None:
-                    continue
+            if ("would" in link or "could" in link) and self._condition.search(text, sentence_opening(text, head), head):
+                continue  # "If the question meant kelvin, the answer would be C": a supposition
             heading = rest.group("heading") is not None
             if heading and not opens_line(text, head, within=12):
                 continue  # "... we find the answer\nis": a heading stands alone on its line
@@ -469,9 +467,7 @@ class OptionVerdict:
         if not self.conditions:
             return False
         if "would" in anchor.group() or "could" in anchor.group():
-            lo = max(0, start - 300)
-            opening = max(text.rfind(".", lo, start), text.rfind("\n", lo, start), lo)
-            return self._supposition.search(text, opening, start) is not None
+            return self._supposition.search(text, sentence_opening(text, start), start) is not None
         return self._condition.search(text, max(0, start - 40), start) is not None
 
     def find(self, context: Context) -> list[Candidate]:
