@@ -10,7 +10,7 @@ from __future__ import annotations
 import timeit
 from collections.abc import Callable
 
-from choicebox._boxed import find_boxes, read_box
+from choicebox.find._boxed import find_boxes, read_box
 
 _PARAGRAPH = (
     "We need to determine which technique detects the chromosomal abnormality. "
@@ -58,7 +58,7 @@ def main() -> None:
     print(f"{'read_box alone':<44} {'per call':>15}")
     for content in ["C", "\\text{\\textbf{(C)}}", "C: Karyotyping", "A, B, and C", "Karyotyping"]:
         _time(f"  cached {content!r}", lambda content=content: read_box(content), number=100_000)
-    from choicebox._boxed import _read_slow
+    from choicebox.find._boxed import _read_slow
 
     for content in ["\\text{\\textbf{(C)}}", "A, B, and C", "E: \\text{A polygenic risk score}"]:
         _time(f"  uncached grammar {content!r}", lambda c=content: _read_slow(c), number=2_000)

@@ -1,4 +1,4 @@
-"""Tests for choicebox._boxed: finding boxes in an output and reading what each one says."""
+"""Tests for choicebox.find._boxed: finding boxes in an output and reading what each one says."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from choicebox._boxed import Box, BoxReading, _read_fast, _read_slow, find_boxes, read_box
 from choicebox._resources import builtin_grammar
+from choicebox.find._boxed import Box, BoxReading, _read_fast, _read_slow, find_boxes, read_box
 
 # ---------------------------------------------------------------------------------------------
 # read_box

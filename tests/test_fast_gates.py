@@ -12,10 +12,10 @@ from collections.abc import Collection
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from choicebox import _features, _grading, _payload
-from choicebox._features import SampleFeatures, _is_compound, _mostly_compound
+from choicebox import _grading
 from choicebox._modes import default_registry
-from choicebox.steps import fallbacks, statements
+from choicebox.find import _features, _payload, fallbacks, statements
+from choicebox.find._features import SampleFeatures, _is_compound, _mostly_compound
 
 # Texts made of the pieces the patterns look for, so that matches are common.
 _STEM_PIECES = ["(a)", "(b)", "a)", "b)", "(i)", "(ii)", "Statement", " 1 |", " 2 |", " ", "\n", ".", "x"]

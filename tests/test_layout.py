@@ -281,11 +281,11 @@ def test_the_root_and_the_cli_start_without_numpy_or_the_server(code: str) -> No
 
 # The modules only chains like robust's use: a Gym-compatible mode starts without them.
 _ROBUST_ONLY = {
-    "choicebox._conclusion",
-    "choicebox.steps.fallbacks",
-    "choicebox.steps.scope",
-    "choicebox.steps.statements",
-    "choicebox.steps.text",
+    "choicebox.resolve._conclusion",
+    "choicebox.find.fallbacks",
+    "choicebox.find.scope",
+    "choicebox.find.statements",
+    "choicebox.find.text",
 }
 _GRADE_IN = """
 from choicebox import default_registry, grade_text
@@ -312,10 +312,10 @@ def test_every_kind_and_policy_is_known_in_a_fresh_interpreter() -> None:
     # registering a user kind under one of their names behave as if they had been imported.
     code = """
 import attrs
-import choicebox.steps
+import choicebox.find
 from choicebox import StepKindError, register_step_kind, step_kinds
-from choicebox._resolution import policy_kinds
-assert "choicebox.steps.statements" not in __import__("sys").modules
+from choicebox.resolve._policies import policy_kinds
+assert "choicebox.find.statements" not in __import__("sys").modules
 from choicebox import RuleFileError
 from choicebox._modes import parse_mode
 for body, later in (("chain:\\n  - kind: answer_statment\\n", "answer_statement"),
@@ -327,7 +327,7 @@ for body, later in (("chain:\\n  - kind: answer_statment\\n", "answer_statement"
     else:
         raise SystemExit("a typo was accepted")
 assert {"answer_statement", "closing_answer", "other_questions", "option_text"} <= set(step_kinds())
-assert choicebox.steps.statements.AnswerStatement is step_kinds()["answer_statement"]
+assert choicebox.find.statements.AnswerStatement is step_kinds()["answer_statement"]
 assert "conclusion" in policy_kinds()
 """
     _modules_loaded_by(code)
@@ -355,11 +355,11 @@ def test_a_thread_that_asks_while_another_imports_the_later_kinds_finds_them() -
     code = """
 import importlib.abc, sys, threading, time
 import choicebox
-from choicebox.steps._api import step_kind
+from choicebox.find._api import step_kind
 
 class Slow(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name == "choicebox.steps.fallbacks":
+        if name == "choicebox.find.fallbacks":
             time.sleep(0.3)
         return None
 

@@ -1,4 +1,4 @@
-"""Tests for choicebox._parser_cache: the box grammar's parser built once per machine."""
+"""Tests for choicebox.find._parser_cache: the box grammar's parser built once per machine."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import lark
 import pytest
 from lark import Token, Tree
 
-from choicebox import _parser_cache
-from choicebox._parser_cache import cache_dir, lalr_parser
 from choicebox._resources import builtin_grammar
+from choicebox.find import _parser_cache
+from choicebox.find._parser_cache import cache_dir, lalr_parser
 
 CONTENTS = ["B", "(B)", "option B", "A and C", "answer: (C)", "2B", "the answer is B", "B, D"]
 

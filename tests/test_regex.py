@@ -35,7 +35,7 @@ from choicebox._regex import (
 from choicebox._templates import templates
 from choicebox.audit import AuditConfig
 from choicebox.cli import main
-from choicebox.steps.regex import RegexStep
+from choicebox.find.regex import RegexStep
 from choicebox.testing import mcqa_sample
 
 # --- the limits ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Find, then resolve: candidates, resolution policies, their YAML, and LABELLING's rules as
-properties of ``robust`` (``choicebox._resolution``, ``choicebox._conclusion``)."""
+properties of ``robust`` (``choicebox.resolve._policies``, ``choicebox.resolve._conclusion``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from choicebox import Candidate, GradingMode, RuleFileError, default_registry, grade, grade_text
-from choicebox._features import features_of
 from choicebox._modes import ModeRegistry, parse_mode
-from choicebox._resolution import Ruling
 from choicebox._resources import builtin_rule_files
+from choicebox.find._features import features_of
+from choicebox.resolve._policies import Ruling
 from choicebox.testing import mcqa_sample
 
 TEN = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}

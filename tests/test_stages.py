@@ -1,4 +1,4 @@
-"""The ``conclusion`` policy's stages (``choicebox._stages``), one at a time: each stage decides the
+"""The ``conclusion`` policy's stages (``choicebox.resolve._stages``), one at a time: each stage decides the
 case it is written for, and a mode without it reads that case otherwise (another letter, another
 failure, or the same failure for another reason). The modes are the built-in
 ``robust`` with its ``stages:`` list edited, so every other rule stays as shipped."""
@@ -12,7 +12,7 @@ import pytest
 import choicebox
 from choicebox import MCQASample, ModeRegistry
 from choicebox._resources import builtin_rule_files
-from choicebox._stages import DEFAULT_STAGES, STAGES
+from choicebox.resolve._stages import DEFAULT_STAGES, STAGES
 
 TEN = MCQASample.from_question("Which one?", [f"option {x}" for x in "abcdefghij"], "B")
 

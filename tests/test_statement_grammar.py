@@ -178,13 +178,13 @@ def test_grammar_size() -> None:
     ],
 )
 def test_text_at_matches_the_options_words_in_order(text: str, position: int, expected: int) -> None:
-    from choicebox._citation import text_at
+    from choicebox.find._citation import text_at
 
     assert text_at(text, position, ("vitamin", "b12", "deficiency")) == expected
 
 
 def test_text_ending_at_reads_the_words_backwards() -> None:
-    from choicebox._citation import text_ending_at
+    from choicebox.find._citation import text_ending_at
 
     words = ("vitamin", "b12", "deficiency")
     text = "so: Vitamin B12 **deficiency** (D)"
@@ -239,7 +239,7 @@ def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
 
 
 def test_a_sentence_opening_is_looked_for_within_reach() -> None:
-    from choicebox.steps._vocab import sentence_opening
+    from choicebox.find._vocab import sentence_opening
 
     text = "First. If so; the answer would be C"
     assert sentence_opening(text, text.index("the")) == text.index(" the")

@@ -41,7 +41,7 @@ from ._samples import (
     Template,
 )
 from ._templates import PromptTemplate, templates
-from .steps import (
+from .find import (
     Candidate,
     Context,
     Extraction,

@@ -20,10 +20,10 @@ import attrs
 from ._errors import WireFormatError
 from ._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
 from ._regex import DEFAULT_TIMEOUT, IGNORECASE, MAX_PATTERNS_PER_ROW
-from ._resolution import REGEX_FAILURES, Ruling
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
-from .steps import Context, Extraction, FailureKind, run_patterns
+from .find import Context, Extraction, FailureKind, run_patterns
+from .resolve import REGEX_FAILURES, Ruling
 
 __all__ = [
     "TEMPLATE_STEP",

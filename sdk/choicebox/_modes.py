@@ -20,12 +20,12 @@ import cattrs
 import yaml
 
 from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
-from ._resolution import FirstStep, Policy, policy_kind, policy_kinds
 from ._resources import builtin_rule_files
 from ._wire import converter
 from ._yaml import YamlDocument, compose, read_file
-from .steps import FAILURE_KINDS, ParameterError, Step, step_kinds
-from .steps._api import step_kind
+from .find import FAILURE_KINDS, ParameterError, Step, step_kinds
+from .find._api import step_kind
+from .resolve import FirstStep, Policy, policy_kind, policy_kinds
 
 __all__ = [
     "RULES_DIR_ENV",
@@ -84,7 +84,7 @@ class GradingMode:
 
     ``resolve`` names the policy (``first_step``: the first step in chain order that answers;
     ``last_position``: the statement made last; ``conclusion``: the response's concluding
-    commitment, see ``choicebox._conclusion``); ``policy`` is the configured policy itself.
+    commitment, see ``choicebox.resolve._conclusion``); ``policy`` is the configured policy itself.
     """
 
     id: str

@@ -227,7 +227,7 @@ class ClosingAnswer:
     The last ``window`` characters must end with "answer is (X)" for an option X; the text must
     hold the ``noun`` once and none of the ``unless`` substrings (what marks text about other
     questions; taken literally, so ``"\\nq"`` is a newline and a q); and no other letter of the options may stand before the close as the shared
-    payload reading would read it (``choicebox._payload.letter_token``: "A car" and "x = A"
+    payload reading would read it (``choicebox.find._payload.letter_token``: "A car" and "x = A"
     are no letters). Every finder reads its letters that way, so no other statement can exist
     and the whole chain would decide the same; any other output goes through the whole chain.
     """

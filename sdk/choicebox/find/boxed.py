@@ -9,12 +9,12 @@ from typing import Final, Literal
 
 import attrs
 
-from choicebox._boxed import Box, BoxReading
 from choicebox._letters import (
     match_option_text,
     normalise_option_text,
 )
-from choicebox._payload import read_at
+from choicebox.find._boxed import Box, BoxReading
+from choicebox.find._payload import read_at
 
 from ._api import (
     Candidate,

@@ -18,7 +18,7 @@ from typing import Final, Literal
 
 import attrs
 
-from choicebox._payload import fills_line, lists_beside, read_at
+from choicebox.find._payload import fills_line, lists_beside, read_at
 
 from ._api import Candidate, Context, Extraction, register_step_kind
 

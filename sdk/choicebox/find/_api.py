@@ -13,17 +13,19 @@ A step kind is called in one of two ways, depending on the mode's resolution pol
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import attrs
 
-from choicebox._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox._errors import StepKindError
-from choicebox._features import SampleFeatures, features_of
 from choicebox._letters import Payload, fold_letters
-from choicebox._payload import has_readable_letter
 from choicebox._regex import DEFAULT_TIMEOUT
+from choicebox.find._boxed import Box, BoxReading, find_boxes, read_box
+from choicebox.find._features import SampleFeatures, features_of
+from choicebox.find._payload import has_readable_letter
 
 FailureKind: TypeAlias = Literal[
     "empty",
@@ -195,7 +197,7 @@ class Context:
 
     def has_letter(self, stop: int | None = None) -> bool:
         """Whether ``folded[:stop]`` holds an option letter a finder could read
-        (``choicebox._payload.has_readable_letter``), remembered: a finder whose statements all
+        (``choicebox.find._payload.has_readable_letter``), remembered: a finder whose statements all
         name letters finds nothing in a text without one."""
         known = self._readable.get(stop)
         if known is None:
@@ -262,13 +264,19 @@ class Finder(Protocol):
 # runtime checks below catch the same mistakes (and a class that is not attrs) for untyped callers.
 StepT = TypeVar("StepT", bound=type[Step])
 _KINDS: dict[str, type[Any]] = {}
-# The modules of the built-in kinds that only chains like ``robust``'s name. They are imported
-# the first time a kind is looked up that no imported module has registered, all kinds are
-# asked for, or a kind is registered from outside these modules (so that a clash with a built-in
-# name is refused as before): about 15 ms of start-up that a Gym-compatible mode does not pay.
+# The modules of the built-in kinds are this package's public modules (no list to keep: a new
+# kind's module is found by being here). Those a Gym-compatible mode does not name are imported
+# the first time a kind is looked up that no imported module has registered, all kinds are asked
+# for, or a kind is registered from outside the package (so that a clash with a built-in name is
+# refused as before): about 15 ms of start-up that a Gym-compatible mode does not pay.
 # ``answer_line``, ``boxed`` and ``regex`` are imported with the package.
-_LATER_MODULES: Final = ("citation", "fallbacks", "lines", "scope", "statements", "text")
 _later = {"imported": False}
+
+
+def kind_modules() -> tuple[str, ...]:
+    """The names of the modules that hold the built-in step kinds: every public module here."""
+    modules = pkgutil.iter_modules(sys.modules[__package__].__path__)
+    return tuple(sorted(info.name for info in modules if not info.name.startswith("_")))
 
 
 def _import_later_kinds() -> None:
@@ -277,7 +285,7 @@ def _import_later_kinds() -> None:
     # Marked only once every module is in: another thread that asks meanwhile imports them too
     # (the import system makes it wait for a module another thread is importing), and an
     # import that fails is tried again by the next lookup.
-    for module in _LATER_MODULES:
+    for module in kind_modules():
         importlib.import_module(f"{__package__}.{module}")
     _later["imported"] = True
 

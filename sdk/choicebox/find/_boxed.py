@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import attrs
 
-from choicebox._parser_cache import lalr_parser
 from choicebox._resources import builtin_grammar
+from choicebox.find._parser_cache import lalr_parser
 
 if TYPE_CHECKING:
     from lark import Lark, Token, Tree

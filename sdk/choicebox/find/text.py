@@ -9,12 +9,12 @@ from typing import Final, Literal, TypeAlias
 import attrs
 
 from choicebox._errors import ParameterError
-from choicebox._features import norm_text
 from choicebox._letters import (
     Payload,
     match_option_text,
     read_payload,
 )
+from choicebox.find._features import norm_text
 
 from ._api import (
     Candidate,

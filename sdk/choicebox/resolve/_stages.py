@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from ._payload import BRACKETED_LETTER
-from ._resolution import _extraction
-from .steps import Candidate, Context, Extraction
+from choicebox.find import Candidate, Context, Extraction
+from choicebox.find._payload import BRACKETED_LETTER
+
+from ._policies import _extraction
 
 if TYPE_CHECKING:
     from ._conclusion import Conclusion, _Fates

@@ -32,8 +32,11 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from ._errors import ParameterError
-from ._resolution import (
+from choicebox._errors import ParameterError
+from choicebox.find import Candidate, Context, Extraction
+from choicebox.find._vocab import alternation, nonempty_words, opens_line, valid_words, word_list
+
+from ._policies import (
     Outcome,
     Resolution,
     Ruling,
@@ -43,11 +46,9 @@ from ._resolution import (
     run_step,
 )
 from ._stages import DEFAULT_STAGES, GAP_WORD, STAGES, STATED, Settling, Stage, _failure, settle
-from .steps import Candidate, Context, Extraction
-from .steps._vocab import alternation, nonempty_words, opens_line, valid_words, word_list
 
 if TYPE_CHECKING:
-    from ._modes import ChainEntry
+    from choicebox._modes import ChainEntry
 
 __all__ = ["Conclusion"]
 

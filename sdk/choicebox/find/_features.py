@@ -144,7 +144,7 @@ class SampleFeatures:
         return self._normalised
 
     def citations(self) -> OptionWords:
-        """Each option's text as the words a citation repeats (``choicebox._citation``)."""
+        """Each option's text as the words a citation repeats (``choicebox.find._citation``)."""
         if self._citations is None:
             self._citations = option_words(tuple(self.options.items()))
         return self._citations

@@ -16,7 +16,7 @@ from typing import Final
 
 import attrs
 
-from choicebox._features import SampleFeatures, norm_text, words_of
+from choicebox.find._features import SampleFeatures, norm_text, words_of
 
 from ._api import Candidate, Context, Extraction, register_step_kind
 from ._vocab import alternation, nonempty_words, required_words, valid_words, word_list

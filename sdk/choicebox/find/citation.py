@@ -4,7 +4,7 @@ its own text, whatever predicate leads to it.
 "The statement that is not true is C. Sound travels faster in a vacuum.", "The most likely cause
 is D. Vitamin B12 deficiency.", "... is best described as B. operant conditioning." name no answer
 noun, but the letter and the option's exact text agree: the sentence cites that option as what
-the subject is (LABELLING rules 5 and 10). The citation forms are ``choicebox._citation``'s.
+the subject is (LABELLING rules 5 and 10). The citation forms are ``choicebox.find._citation``'s.
 
 A citation commits only when it closes its sentence and a link word ("is", "as", "to") leads
 straight into it; a sentence that opens with it (a restated option, an option under review), one
@@ -20,7 +20,7 @@ from typing import Final
 
 import attrs
 
-from choicebox._citation import citation_after, text_ending_at
+from choicebox.find._citation import citation_after, text_ending_at
 
 from ._api import Candidate, Context, Extraction, register_step_kind
 from ._vocab import alternation, nonempty_words, valid_words, word_list

@@ -6,7 +6,7 @@ A mode's YAML names its policy under ``resolve:`` with the policy's parameters:
   that answers wins, each step picking its own answer (``which``, ``fallback``);
 * ``last_position``: every step reports every statement it finds and the one stated last wins;
 * ``conclusion`` (``robust``): every step reports every statement and the policy applies
-  LABELLING-style rules to the ordered statements (``choicebox._conclusion``): the concluding
+  LABELLING-style rules to the ordered statements (``choicebox.resolve._conclusion``): the concluding
   commitment wins over hedges, retracted and revised letters; different unreconciled commitments
   give no answer (``conflicting``); a hedge inside one statement is ``ambiguous``.
 
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, Typ
 
 import attrs
 
-from .steps import Candidate, Context, Extraction
-from .steps._api import candidate_of
+from choicebox.find import Candidate, Context, Extraction
+from choicebox.find._api import candidate_of
 
 if TYPE_CHECKING:
-    from ._modes import ChainEntry
+    from choicebox._modes import ChainEntry
 
 __all__ = [
     "Outcome",
@@ -96,7 +96,7 @@ def register_policy(name: str) -> Callable[[PolicyT], PolicyT]:
 
 
 def policy_kinds() -> Mapping[str, type[Any]]:
-    """The registered policies by name, ``conclusion`` (``choicebox._conclusion``) included."""
+    """The registered policies by name, ``conclusion`` (``choicebox.resolve._conclusion``) included."""
     _import_conclusion()
     return dict(_POLICIES)
 

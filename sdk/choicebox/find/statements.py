@@ -19,8 +19,8 @@ from typing import Final
 
 import attrs
 
-from choicebox._citation import text_ending_at
-from choicebox._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
+from choicebox.find._citation import text_ending_at
+from choicebox.find._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
 
 from ._api import (
     Candidate,
