@@ -16,7 +16,6 @@ from typing import Any
 import orjson
 import pytest
 
-from choicebox._grading import VERDICT_KEYS
 from choicebox.batch import (
     BatchError,
     default_output,
@@ -27,6 +26,7 @@ from choicebox.batch import (
 from choicebox.batch._files import SourceRecord, source_record_path
 from choicebox.cli import grade as grade_command
 from choicebox.cli import main
+from choicebox.render import VERDICT_KEYS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MIXED = FIXTURES / "rollouts_mixed.jsonl"

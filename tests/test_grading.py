@@ -19,8 +19,8 @@ from choicebox import (
     grade_many,
     grade_text,
 )
-from choicebox._grading import VERDICT_KEYS
 from choicebox._modes import parse_mode
+from choicebox.render import VERDICT_KEYS
 from choicebox.testing import mcqa_sample
 
 BUILTIN_MODES = (

@@ -33,7 +33,6 @@ from choicebox.batch._engine import _numbered_lines
 from choicebox.batch._files import Span, count_newlines, input_spans
 from choicebox.batch._local import LocalRunner
 from choicebox.batch._pipeline import Graded, Job, Runner, grade_with
-from choicebox.batch._records import _task_key, record_of
 from choicebox.metrics import (
     CategoryEntry,
     MetricsAccumulator,
@@ -45,6 +44,7 @@ from choicebox.metrics import (
     failure_analysis,
 )
 from choicebox.metrics._records import EXEMPLARS_PER_KIND, failed, failure_kind
+from choicebox.render._records import _task_key, record_of
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"

@@ -1,4 +1,4 @@
-"""The verdict's wire schema (``choicebox._grading.WIRE_SCHEMA``) is the one table every output
+"""The verdict's wire schema (``choicebox.render.WIRE_SCHEMA``) is the one table every output
 path renders from: ``to_wire``, the batch splice and its cache key, the metrics record. For any
 verdict, the paths agree (Hypothesis draws the verdicts)."""
 
@@ -11,10 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox import Verdict
-from choicebox._grading import VERDICT_KEYS, WIRE_SCHEMA, verdict_key
 from choicebox._modes import COMPONENTS
-from choicebox.batch._engine import _append_spliced, output_row
-from choicebox.batch._records import record_of, record_of_verdict
+from choicebox.render import VERDICT_KEYS, WIRE_SCHEMA, append_spliced, output_row, verdict_key
+from choicebox.render._records import record_of, record_of_verdict
 
 _FAILURES = st.sampled_from([None, "no_answer", "wrong_answer", "ambiguous", "conflicting", "refusal"])
 _NUMBERS = st.sampled_from([0.0, 0.5, 1.0])
@@ -77,7 +76,7 @@ def test_the_splice_writes_the_output_row(row: dict[str, Any], verdict: Verdict)
     row = {**row, "grading_mode": verdict.mode} if "grading_mode" in row else row
     raw = orjson.dumps(row)
     parts: list[bytes | memoryview] = []
-    assert _append_spliced(parts, raw, row, verdict, {})
+    assert append_spliced(parts, raw, row, verdict, {})
     assert orjson.loads(b"".join(bytes(p) for p in parts)) == output_row(row, verdict)
 
 

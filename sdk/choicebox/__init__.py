@@ -27,7 +27,7 @@ from ._errors import (
     UnknownModeError,
     WireFormatError,
 )
-from ._grading import Verdict, grade, grade_many, grade_text
+from ._grading import grade, grade_many, grade_text
 from ._modes import GradingMode, ModeRegistry, default_registry
 from ._problems import Problem
 from ._rollout import ModelOutput, Rollout, response_text
@@ -50,6 +50,7 @@ from .find import (
     register_step_kind,
     step_kinds,
 )
+from .render import Verdict
 
 __version__: str  # read on first use by __getattr__ below
 

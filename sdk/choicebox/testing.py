@@ -20,9 +20,10 @@ from typing import Any
 import attrs
 
 from ._errors import location
-from ._grading import Verdict, grade_text
+from ._grading import grade_text
 from ._modes import GradingMode, ModeExample, ModeRegistry, default_registry
 from ._samples import MCQASample, Template
+from .render import Verdict
 
 __all__ = ["ExampleResult", "mcqa_sample", "run_mode_examples"]
 

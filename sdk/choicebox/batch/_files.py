@@ -22,8 +22,7 @@ import orjson
 
 from choicebox._errors import BatchError
 from choicebox.metrics import AGGREGATE_SUFFIX, FAILURES_SUFFIX, MetricsAccumulator
-
-from ._records import record_of
+from choicebox.render._records import record_of
 
 # --- names --------------------------------------------------------------------------------------
 

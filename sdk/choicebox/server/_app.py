@@ -53,16 +53,15 @@ from choicebox._modes import ModeRegistry, default_registry
 from choicebox._problems import Problem
 from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from choicebox._rollout import response_text
-from choicebox.batch._engine import Grader, output_row
+from choicebox.batch._engine import Grader
 from choicebox.metrics import MetricsAccumulator
+from choicebox.render import gym_verify_response, masked_response, output_row
 
 from ._pool import Handler as PoolHandler
 from ._pool import WorkerCrashed, WorkerPool, WorkerTimeout
 from ._protocol import (
     SessionCookie,
     close_session_reply,
-    gym_verify_response,
-    masked_response,
     request_problems,
     seed_session_reply,
 )

@@ -25,20 +25,14 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from choicebox._grading import VERDICT_KEYS
 from choicebox._problems import Problem
 
 __all__ = [
-    "INVALID_ROW_KIND",
     "SessionCookie",
     "close_session_reply",
-    "gym_verify_response",
-    "masked_response",
     "request_problems",
     "seed_session_reply",
 ]
-
-INVALID_ROW_KIND: Final = "choicebox:invalid_row"
 
 # The parts of a body that make it a verify request at all; problems anywhere else are about
 # the task's data.
@@ -49,32 +43,6 @@ def request_problems(problems: Sequence[Problem]) -> list[Problem]:
     """The problems that make a body no verify request: about the body itself (path ``$``),
     its ``response`` or its ``responses_create_params``."""
     return [problem for problem in problems if _REQUEST_PATHS.match(problem.path)]
-
-
-def gym_verify_response(verdict: dict[str, Any]) -> dict[str, Any]:
-    """A graded row's verify response: a verdict is a valid measurement (Gym's meaning)."""
-    verdict["mask_sample"] = False
-    verdict["failure_kind"] = None
-    verdict["failure_reason"] = None
-    return verdict
-
-
-def masked_response(row: Mapping[str, Any], problems: Sequence[str]) -> dict[str, Any]:
-    """The verify response for a verify request whose task data is unusable: reward 0, masked,
-    the problems in ``failure_reason``. Verdict fields the row brought along (a row graded
-    before) are dropped: there is no verdict now."""
-    out = {key: value for key, value in row.items() if key not in _DROPPED}
-    expected = row.get("expected_answer")
-    out["reward"] = 0.0
-    out["expected_answer"] = expected if isinstance(expected, str) else ""
-    out["extracted_answer"] = None
-    out["mask_sample"] = True
-    out["failure_kind"] = INVALID_ROW_KIND
-    out["failure_reason"] = "; ".join(problems)
-    return out
-
-
-_DROPPED: Final = frozenset({*VERDICT_KEYS, "mask_sample", "failure_kind", "failure_reason"})
 
 
 # --- sessions ----------------------------------------------------------------------------------

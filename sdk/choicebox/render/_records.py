@@ -1,4 +1,4 @@
-"""How ``choicebox grade`` reads its output rows into metrics records.
+"""A graded row as a metrics record: read off the row as written, or off its input row and verdict.
 
 The rows are read as the metrics read any row (``choicebox.metrics``' ``read_row``); what is the
 batch's own is how rollouts are grouped into tasks when a row has no ``_ng_task_index``: by its
@@ -14,20 +14,21 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from choicebox._errors import BatchError, MetricsError
-from choicebox._grading import VERDICT_KEYS
 from choicebox._modes import COMPONENTS
 from choicebox._wire import question_from_prompt
 from choicebox.metrics._fields import TASK_INDEX_KEY, category_of
 from choicebox.metrics._records import RowRecord, masked_record, read_row, response_preview
 
+from ._rows import WRITTEN_FIELDS
+
 if TYPE_CHECKING:
-    from choicebox._grading import Verdict
+    from ._verdict import Verdict
 
 __all__ = ["RowRecord", "record_of", "record_of_verdict"]
 
 # The fields a graded row's output sets or drops: a category read from one of them must be read
 # off the output row, not the input row.
-_OUTPUT_FIELDS: Final = frozenset({*VERDICT_KEYS, "options_source"})
+_OUTPUT_FIELDS: Final = WRITTEN_FIELDS
 
 
 def _task_key(row: Mapping[str, Any]) -> int | str:

@@ -1,0 +1,127 @@
+"""The verdict and its wire schema: the one table of the fields every output path writes.
+
+``WIRE_SCHEMA`` lists the verdict's wire fields in their order, each with the verdict attributes it
+is made of and how it is rendered; ``Verdict.wire_fields``, ``VERDICT_KEYS``, the batch splice's
+cache key (``verdict_key``), the server's masked replies and the metrics records all derive from
+it, so a new verdict field is added here (and in the tests) and nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from operator import attrgetter
+from typing import Any, Final, NamedTuple
+
+import attrs
+
+from choicebox._modes import COMPONENTS
+from choicebox.find import FailureKind
+from choicebox.resolve import Ruling
+
+__all__ = ["VERDICT_KEYS", "WIRE_SCHEMA", "Verdict", "WireField", "verdict_key"]
+
+
+class WireField(NamedTuple):
+    """One field of a verdict's wire row: its name there, the verdict attributes it is made of,
+    and how it is made of them."""
+
+    name: str
+    sources: tuple[str, ...]
+    render: Callable[[Verdict], Any]
+
+
+# The verdict's wire fields, in their order: the one table ``Verdict.wire_fields``, the batch
+# splice and its cache key (``verdict_key``), the server's masked replies and the metrics'
+# readers render from (``VERDICT_KEYS`` is its names). The reward components follow
+# ``reward_components``, one top-level field each (NeMo Gym's multi-reward contract). Not Gym's
+# failure_kind/failure_reason: those name failures where the reward is not a valid measurement
+# (a lost session, a dead judge); a wrong answer is a measurement.
+WIRE_SCHEMA: Final[tuple[WireField, ...]] = (
+    WireField("reward", ("reward",), attrgetter("reward")),
+    WireField("expected_answer", ("expected_answer",), attrgetter("expected_answer")),
+    WireField("extracted_answer", ("extracted_answer",), attrgetter("extracted_answer")),
+    WireField("reward_components", ("reward_components",), lambda v: dict(v.reward_components)),
+    WireField("grading_failure", ("failure",), attrgetter("failure")),
+    WireField("grading_detail", ("failure", "detail"), lambda v: v.detail if v.failure else None),
+    WireField("extraction_step", ("step",), attrgetter("step")),
+    WireField("grading_mode", ("mode",), attrgetter("mode")),
+)
+_COMPONENTS_FIELD: Final = "reward_components"
+VERDICT_KEYS: Final = tuple(
+    name
+    for field in WIRE_SCHEMA
+    for name in ((field.name, *COMPONENTS) if field.name == _COMPONENTS_FIELD else (field.name,))
+)
+# What a verdict's wire fields are made of, read in one C call: two verdicts with equal values
+# write the same fields (the batch splice caches the encoded fields by it).
+_SOURCES: Final = attrgetter(
+    *dict.fromkeys(source for field in WIRE_SCHEMA for source in field.sources if source != _COMPONENTS_FIELD)
+)
+
+
+# The schema split where the components go, as (name, render) pairs: ``wire_fields`` runs per row.
+_SPLIT: Final = next(i for i, field in enumerate(WIRE_SCHEMA) if field.name == _COMPONENTS_FIELD) + 1
+_BEFORE_COMPONENTS: Final = tuple((field.name, field.render) for field in WIRE_SCHEMA[:_SPLIT])
+_AFTER_COMPONENTS: Final = tuple((field.name, field.render) for field in WIRE_SCHEMA[_SPLIT:])
+
+
+def verdict_key(verdict: Verdict) -> tuple[Any, ...]:
+    """A hashable key of everything ``verdict.wire_fields()`` is made of, from ``WIRE_SCHEMA``."""
+    return (_SOURCES(verdict), tuple(verdict.reward_components.items()))
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    """What a model's output earns on a sample, and why.
+
+    ``reward`` is the weighted sum of ``reward_components`` (by default ``correctness`` alone, so
+    rewards equal NeMo Gym's); each component is also a property and a top-level wire field.
+    ``failure`` is ``None`` for a correct answer, else why it is not. ``candidates`` are the
+    statements the mode's steps found and what its resolution policy did with each (``Ruling``):
+    the account ``choicebox explain`` prints. They are not part of the wire row, and verdicts
+    compare equal whatever their candidates.
+    """
+
+    reward: float
+    reward_components: Mapping[str, float]
+    extracted_answer: str | None
+    expected_answer: str
+    mode: str
+    step: str | None = None
+    failure: FailureKind | None = None
+    detail: str = ""
+    errors: tuple[str, ...] = ()
+    candidates: tuple[Ruling, ...] = attrs.field(default=(), eq=False, repr=False)
+
+    @property
+    def correctness(self) -> float:
+        return self.reward_components["correctness"]
+
+    @property
+    def format(self) -> float:
+        return self.reward_components["format"]
+
+    @property
+    def unambiguous(self) -> float:
+        return self.reward_components["unambiguous"]
+
+    @property
+    def correct(self) -> bool:
+        return self.reward_components["correctness"] == 1.0
+
+    def to_wire(self, request: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """NeMo Gym's verify-response JSON: the request's fields plus the verdict's.
+
+        Verdict fields already in ``request`` (a row graded before) are replaced.
+        """
+        row = dict(request) if request else {}
+        row.update(self.wire_fields())
+        return row
+
+    def wire_fields(self) -> dict[str, Any]:
+        """Only the verdict's own fields of ``to_wire``, in the same order (``WIRE_SCHEMA``)."""
+        fields = {name: render(self) for name, render in _BEFORE_COMPONENTS}
+        fields.update(self.reward_components)
+        for name, render in _AFTER_COMPONENTS:
+            fields[name] = render(self)
+        return fields
