@@ -105,7 +105,7 @@ def test_e_coli_keeps_the_raw_text() -> None:
     # Read as label E with text "coli"; raw lets the caller see "E. coli" is an option text.
     reading = read_box("E. coli")
     assert reading.raw == "E. coli"
-    assert reading.kind in {"labelled", "text"}
+    assert reading.kind in {"labelled", "value"}
 
 
 @pytest.mark.parametrize(
@@ -125,7 +125,7 @@ def test_e_coli_keeps_the_raw_text() -> None:
 )
 def test_read_text(content: str, text: str) -> None:
     reading = read_box(content)
-    assert reading == BoxReading(kind="text", letters=(), text=text, raw=text)
+    assert reading == BoxReading(kind="value", letters=(), text=text, raw=text)
 
 
 @pytest.mark.parametrize(
@@ -157,7 +157,7 @@ def test_read_text(content: str, text: str) -> None:
 )
 def test_read_letters(content: str, letters: tuple[str, ...]) -> None:
     reading = read_box(content)
-    assert reading.kind == "letters"
+    assert reading.kind == "hedge"
     assert reading.letters == letters
 
 
@@ -180,7 +180,7 @@ def test_unbalanced_keeps_raw() -> None:
 def test_long_content_is_text_without_parsing() -> None:
     content = "A " + "x " * 5_000
     reading = read_box(content)
-    assert reading.kind == "text"
+    assert reading.kind == "value"
     assert reading.raw == " ".join(content.split())
 
 
@@ -219,8 +219,8 @@ def test_grammar_compiles_strict() -> None:
 @given(st.text())
 def test_read_box_never_raises(content: str) -> None:
     reading = read_box(content)
-    assert reading.kind in {"letter", "labelled", "letters", "text", "empty"}
-    if reading.kind == "letters":
+    assert reading.kind in {"letter", "labelled", "hedge", "value", "empty"}
+    if reading.kind == "hedge":
         assert len(reading.letters) >= 2
     elif reading.kind in {"letter", "labelled"}:
         assert len(reading.letters) == 1
@@ -388,4 +388,4 @@ def test_scale_five_megabytes_unclosed() -> None:
     text = r"\boxed{" + "x { y } " * 650_000
     (box,) = find_boxes(text)
     assert not box.closed
-    assert read_box(box.content).kind == "text"
+    assert read_box(box.content).kind == "value"

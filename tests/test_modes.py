@@ -21,6 +21,7 @@ from choicebox import (
     register_step_kind,
     step_kinds,
 )
+from choicebox._grading import grade_text
 from choicebox._modes import RULES_DIR_ENV, ModeRegistry, _Unparsed, load_mode_file, parse_mode
 from choicebox.testing import ExampleResult, mcqa_sample, run_mode_examples
 
@@ -738,3 +739,15 @@ def test_a_bad_parameter_is_located_from_cattrs_structured_errors(tmp_path: Path
     assert "m.yaml:6:12:" in message
     assert "middle not in literal" in message
     assert "unknown error" not in message
+
+
+def test_a_renamed_step_kind_is_named_with_its_new_name() -> None:
+    # `conclusion` is the resolution policy; the sentence finder it also named is now
+    # `concluding_sentence`, and a rule file with the old name is told so, at the entry.
+    body = "version: 1\nid: m\ndescription: d\nchain:\n  - kind: conclusion\n    words: [so]\n"
+    with pytest.raises(RuleFileError, match="'conclusion' was renamed 'concluding_sentence'") as caught:
+        parse_mode(body, path="m.yaml")
+    assert "m.yaml:5" in str(caught.value)
+    mode, _ = parse_mode(body.replace("kind: conclusion", "kind: concluding_sentence"), path="m.yaml")
+    options = {"A": "one", "B": "two", "C": "three"}
+    assert grade_text("Thinking it over. So, B.", options, "B", mode).correct

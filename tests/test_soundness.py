@@ -134,7 +134,7 @@ _ONE_PER_LINE = (
     "are not seen as a list, so the last line's D is read"
 )
 _PAREN_LIST = (
-    "_letters.read_payload: 'A) B) C) D)' / '(A)(B)(C)(D)' are not recognised as a list "
+    "find._payload.read_payload: 'A) B) C) D)' / '(A)(B)(C)(D)' are not recognised as a list "
     "(no separator between the letters), so the leading letter A is read"
 )
 
@@ -231,7 +231,7 @@ _HEDGED_LINES = (
 
 
 _WRAPPED_LIST = (
-    "_letters.read_payload: the wrapper regex unwraps '(A) or (B)' / '$A$ or $B$' as one "
+    "find._payload.read_payload: the wrapper regex unwraps '(A) or (B)' / '$A$ or $B$' as one "
     "wrapper around 'A) or (B' / 'A$ or $B', which is no list, so the leading letter A is read"
 )
 

@@ -1,4 +1,5 @@
-"""Reading a letter out of a short answer payload, and normalising letters and option texts.
+"""Letters and option texts: localising and folding letters, finding a listed run of letters,
+matching an option by its text, and normalising option texts and numbers.
 
 Everything here is shared by the rule steps and the public scoring primitives, so the same text
 is read the same way wherever it is read. All functions are linear in their input and never raise.
@@ -12,18 +13,14 @@ import re
 import unicodedata
 from collections.abc import Collection, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import Final, Literal
-
-import attrs
+from typing import Final
 
 __all__ = [
-    "Payload",
     "ambiguous_letters",
     "canonical_number",
     "fold_letters",
     "localise_letters",
     "normalise_option_text",
-    "read_payload",
 ]
 
 # Letters of other scripts that answer formats use for A-D (as NeMo Gym's reference maps them).
@@ -170,120 +167,6 @@ def ambiguous_letters(payload: str, allowed: Collection[str]) -> tuple[str, ...]
                 if letter not in listed:
                     listed.append(letter)
     return tuple(listed)
-
-
-# --- payloads ------------------------------------------------------------------------------------
-
-PayloadKind = Literal["letter", "ambiguous", "not_an_option", "none"]
-
-
-@attrs.frozen
-class Payload:
-    """What a payload says: one letter, an ambiguous list, a letter that is no option, or nothing."""
-
-    kind: PayloadKind
-    letter: str | None = None
-    letters: tuple[str, ...] = ()
-    how: str = ""
-
-
-_NONE: Final = Payload("none")
-_EDGE_CHARS: Final = "*_`'\" \t\n\r.,;:!?"
-# One wrapper around the whole payload. "$...$" is matched as one "$" on each side and the inner
-# "$"s are stripped after (``_unwrap``): ``\$+(.*?)\$+`` gives the same inner text but tries
-# every split of a run of "$", which is cubic on "$" * 2000 + "x".
-_WRAPPER_RE: Final = re.compile(
-    r"^(?:\\(?:text|textbf|mathrm|mathbf|textit|boxed|fbox)\s*+\{(.*)\}|\$(.*)\$|\\\((.*)\\\)|\((.*)\)|\[(.*)\]|\{(.*)\})$",
-    re.DOTALL,
-)
-_DOLLAR_GROUP: Final = 2
-_OPTION_WORD_RE: Final = re.compile(
-    r"^(?:option|choice|letter|answer)\s*+(?:[:#]\s*+)?\(?([A-Za-z])\)?(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
-_LEADING_RE: Final = re.compile(r"^\(?([A-Za-z])(?:\)|(?![A-Za-z0-9]))")
-_WORD_AFTER_RE: Final = re.compile(r"\s+([a-z']+)")
-# "A" and "I" are also English words: "A reasonable choice is C", "I think it's B". A leading
-# A or I followed by a lowercase word is that word, unless the word says the letter is the answer.
-_LETTER_VERBS: Final = frozenset(
-    {"is", "was", "because", "since", "as", "seems", "appears", "fits", "matches", "must",
-     "should", "would", "could", "can", "remains", "holds"}
-)  # fmt: skip
-_LAST_UPPER_RE: Final = re.compile(r"\b([A-Z])\b")
-
-
-def _unwrap(payload: str) -> str:
-    text = payload.strip(_EDGE_CHARS)
-    for _ in range(8):  # wrappers nest a few levels at most; the bound keeps this linear
-        match = _WRAPPER_RE.match(text)
-        if match is None:
-            break
-        inner = next(g for g in match.groups() if g is not None)
-        if match.group(_DOLLAR_GROUP) is not None:
-            inner = inner.strip("$")
-        text = inner.strip(_EDGE_CHARS)
-    return text
-
-
-def _is_english_word(text: str, letter: str) -> bool:
-    if letter not in "AaIi":
-        return False
-    after = _WORD_AFTER_RE.match(text, 1)
-    return after is not None and after.group(1) not in _LETTER_VERBS
-
-
-def read_payload(
-    payload: str,
-    options: Mapping[str, str],
-    *,
-    option_text: bool = True,
-    last_letter: bool = True,
-    lowercase: bool = True,
-) -> Payload:
-    """Read the letter a short answer payload (``B``, ``(b)``, ``$D$``, ``B) text``) names.
-
-    ``options`` maps the allowed letters to their texts. ``option_text`` also accepts a payload
-    that is exactly one option's text; ``last_letter`` falls back to the last standalone capital
-    letter; ``lowercase`` accepts ``b`` for ``B``.
-    """
-    localised = localise_letters(payload)
-    text = _unwrap(localised)
-    if not text:
-        return _NONE
-    # Checked before unwrapping too: "(A) or (B)" unwraps to "A) or (B".
-    listed = ambiguous_letters(text, options) or ambiguous_letters(localised, options)
-    if listed:
-        return Payload("ambiguous", letters=listed, how="several letters listed")
-    candidate: str | None = None
-    how = ""
-    if len(text) == 1 and text.isalpha():
-        candidate, how = text, "a lone letter"
-    elif (match := _OPTION_WORD_RE.match(text)) is not None:
-        candidate, how = match.group(1), "an 'option X' phrase"
-    elif (match := _LEADING_RE.match(text)) is not None and not _is_english_word(
-        text, match.group(1)
-    ):
-        candidate, how = match.group(1), "a leading letter"
-    if candidate is not None:
-        if candidate.islower() and not lowercase:
-            return Payload("none", how="a lowercase letter")
-        letter = candidate.upper()
-        if letter in options:
-            return Payload("letter", letter=letter, how=how)
-        if candidate.isupper() or len(text) == 1:
-            return Payload("not_an_option", letter=letter, how=how)
-    if option_text:
-        matched = match_option_text(text, options)
-        if matched is not None:
-            return Payload("letter", letter=matched, how="the text of an option")
-    if last_letter:
-        found = [m.group(1) for m in _LAST_UPPER_RE.finditer(text)]
-        if found:
-            letter = found[-1]
-            if letter in options:
-                return Payload("letter", letter=letter, how="the last standalone capital letter")
-            return Payload("not_an_option", letter=letter, how="the last standalone capital letter")
-    return _NONE
 
 
 def match_option_text(

@@ -24,7 +24,7 @@ from ._resources import builtin_rule_files
 from ._wire import converter
 from ._yaml import YamlDocument, compose, read_file
 from .find import FAILURE_KINDS, ParameterError, Step, step_kinds
-from .find._api import step_kind
+from .find._api import RENAMED_KINDS, step_kind
 from .resolve import FirstStep, Policy, policy_kind, policy_kinds
 
 __all__ = [
@@ -131,7 +131,8 @@ def _compose(path: str, text: str) -> tuple[_Located, yaml.Node]:
 
 def _build_step(located: _Located, kind: str, params: Mapping[str, Any], node: yaml.Node) -> Step:
     step: Step = _build(
-        located, kind, params, node, what="step kind", find=step_kind, every=step_kinds
+        located, kind, params, node, what="step kind", find=step_kind, every=step_kinds,
+        renamed=RENAMED_KINDS,
     )
     return step
 
@@ -145,11 +146,14 @@ def _build(
     what: str,
     find: Callable[[str], type[Any] | None],
     every: Callable[[], Mapping[str, type[Any]]],
+    renamed: Mapping[str, str] | None = None,
 ) -> Any:
     """An instance of the registered attrs class ``kind`` from a rule file's parameters, every
     problem located at the parameter (or the entry) it comes from. ``find`` looks one kind up
     (importing only what it needs); ``every`` lists them all, for the complaint."""
     cls = find(kind)
+    if cls is None and renamed and kind in renamed:
+        raise located.error(f"{what} {kind!r} was renamed {renamed[kind]!r}", node)
     if cls is None:
         raise located.error(f"unknown {what} {kind!r}; known: {', '.join(sorted(every()))}", node)
     known = {a.alias for a in attrs.fields(cls) if a.init}

@@ -16,16 +16,16 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import attrs
 
 from choicebox._errors import StepKindError
-from choicebox._letters import Payload, fold_letters
+from choicebox._letters import fold_letters
 from choicebox._regex import DEFAULT_TIMEOUT
 from choicebox.find._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox.find._features import SampleFeatures, features_of
-from choicebox.find._payload import has_readable_letter
+from choicebox.find._payload import Payload, has_readable_letter
 
 FailureKind: TypeAlias = Literal[
     "empty",
@@ -42,7 +42,7 @@ FailureKind: TypeAlias = Literal[
 ]
 FAILURE_KINDS: tuple[str, ...] = FailureKind.__args__  # type: ignore[attr-defined]
 Which: TypeAlias = Literal["first", "last"]
-PayloadReading: TypeAlias = Literal["strict", "lenient"]
+Leniency: TypeAlias = Literal["strict", "lenient"]
 
 # What a statement found in the text is. The resolution policy decides what each one counts for.
 StatementKind: TypeAlias = Literal[
@@ -320,6 +320,11 @@ def step_kinds() -> Mapping[str, type[Any]]:
     return dict(_KINDS)
 
 
+# Kinds whose name changed, so that a rule file naming the old one is told the new one. The
+# sentence finder ``conclusion`` became ``concluding_sentence``: ``conclusion`` is the policy.
+RENAMED_KINDS: Final[Mapping[str, str]] = {"conclusion": "concluding_sentence"}
+
+
 def step_kind(name: str) -> type[Any] | None:
     """The step kind registered as ``name``, importing the later built-in kinds only if needed."""
     kind = _KINDS.get(name)
@@ -351,7 +356,7 @@ def _from_payload(
         return Extraction(
             payload.letter, position=position, clean=clean, detail=f"{detail} ({payload.how})"
         )
-    if payload.kind == "ambiguous":
+    if payload.kind == "hedge":
         return Extraction(
             None,
             failure="ambiguous",
@@ -417,7 +422,7 @@ def payload_candidate(
         return context.candidate(
             "commitment", start, end, (payload.letter,), clean=clean, how=f"{detail} ({payload.how})"
         )
-    if payload.kind == "ambiguous":
+    if payload.kind == "hedge":
         return context.candidate("hedge", start, end, payload.letters, how=detail)
     if payload.kind == "not_an_option":
         return context.candidate(

@@ -23,7 +23,7 @@ Rules chosen here (callers rely on them):
   ``\\\\`` is a LaTeX line break, so a brace right after it is a real brace. Outside any box,
   a doubled ``\\\\boxed{`` (text escaped twice) is still found, starting at its last backslash.
 * Contents whose braces do not balance read as "empty" (there is no well-defined answer);
-  contents over 2,000 characters read as "text" without parsing (a derivation, not a letter).
+  contents over 2,000 characters read as a "value" without parsing (a derivation, not a letter).
 * Digits glued to or before a letter (``2B``, ``B2``, ``1. B``) read as that letter.
 * Letter case is kept (``b`` reads as ``b``); the caller decides whether lowercase counts.
 """
@@ -44,9 +44,12 @@ from choicebox.find._parser_cache import lalr_parser
 if TYPE_CHECKING:
     from lark import Lark, Token, Tree
 
-__all__ = ["Box", "BoxReading", "ReadingKind", "find_boxes", "read_box"]
+__all__ = ["Box", "BoxKind", "BoxReading", "find_boxes", "read_box"]
 
-ReadingKind = Literal["letter", "labelled", "letters", "text", "empty"]
+# What a box holds, in the payload readers' words (``_payload.PayloadKind``) where they share a
+# meaning: one letter; a letter with a label or its option's text ("C: text"); several letters
+# (a hedge); content that is no letter (a value); nothing.
+BoxKind = Literal["letter", "labelled", "hedge", "value", "empty"]
 
 
 @attrs.frozen(kw_only=True)
@@ -63,13 +66,13 @@ class Box:
 class BoxReading:
     """What one box content says.
 
-    ``letters`` holds one letter for "letter" and "labelled", two or more for "letters" and
+    ``letters`` holds one letter for "letter" and "labelled", two or more for "hedge" and
     none otherwise. ``text`` is the letter ("letter"), the text after the label ("labelled") or
-    the whole unwrapped content ("text"). ``raw`` is always the whole unwrapped content, so a
+    the whole unwrapped content ("value"). ``raw`` is always the whole unwrapped content, so a
     caller can check whether a "labelled" reading such as ``E. coli`` is really option text.
     """
 
-    kind: ReadingKind
+    kind: BoxKind
     letters: tuple[str, ...]
     text: str
     raw: str
@@ -185,7 +188,7 @@ def read_box(content: str) -> BoxReading:
         return _read_cached(content)
     if len(content) > _LARK_LIMIT:
         collapsed = _collapse(content)
-        return BoxReading(kind="text", letters=(), text=collapsed, raw=collapsed)
+        return BoxReading(kind="value", letters=(), text=collapsed, raw=collapsed)
     return _read(content)
 
 
@@ -263,7 +266,7 @@ _EXPONENT_NUMBER: Final = re.compile(r"[-+]?\d++(?:[.,]\d++)?\s?[eE]\s?[-+]?\d++
 
 
 def _text(core: str) -> BoxReading:
-    return BoxReading(kind="text", letters=(), text=core, raw=core)
+    return BoxReading(kind="value", letters=(), text=core, raw=core)
 
 
 # Every shape the grammar accepts starts with an optional prefix word and brackets, then a
@@ -312,7 +315,7 @@ def _letters(letters: list[str], core: str) -> BoxReading:
     if len(distinct) == 1:
         # "B or B" names one choice.
         return BoxReading(kind="letter", letters=distinct, text=distinct[0], raw=core)
-    return BoxReading(kind="letters", letters=distinct, text=core, raw=core)
+    return BoxReading(kind="hedge", letters=distinct, text=core, raw=core)
 
 
 def _expand_range(first: str, last: str) -> list[str]:

@@ -1,11 +1,13 @@
-"""Reading an answer's payload where it stands in the text: after "the answer is", "Answer:",
+"""PayloadReading an answer's payload where it stands in the text: after "the answer is", "Answer:",
 "I choose", inside a box.
 
 ``read_at(text, position, limit)`` reads what follows ``position`` and says what it is: one
 letter, several letters (a hedge), a letter withdrawn ("(D) is incorrect"), "no option is right",
 a value ("approximately 605 °F"), or nothing readable. It reports where the payload ends, so a
 resolution can see what stands between two statements. This is the lenient reading of the finder
-step kinds; the string reader of short payloads is ``choicebox._letters.read_payload``.
+step kinds. ``read_payload(payload, options)`` reads a payload that stands alone (what an
+``Answer:`` line, a box or a regex group holds), the strict reading NeMo Gym's modes keep. Both say
+what they read in one vocabulary, ``PayloadKind``.
 
 Every pattern here runs from a given position up to ``limit`` (at most a few hundred characters
 past it), so a reading costs a bounded amount whatever the text around it holds.
@@ -16,31 +18,154 @@ from __future__ import annotations
 import functools
 import re
 import string
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Final, Literal, NamedTuple
+
+import attrs
+
+from choicebox._letters import ambiguous_letters, localise_letters, match_option_text
 
 from ._citation import OptionWords, citation_after, citation_before
 
 __all__ = [
-    "Reading",
-    "ReadingKind",
+    "Payload",
+    "PayloadKind",
+    "PayloadReading",
     "fills_line",
     "has_readable_letter",
     "letter_token",
     "lists_beside",
     "read_at",
+    "read_payload",
 ]
 
-ReadingKind = Literal["letter", "hedge", "retract", "none", "value", "empty"]
+# What a payload says, for both readers: one letter; several (a hedge); a letter withdrawn
+# ("(D) is incorrect"); that no option is right ("none of the above"); a value; a letter that is
+# no option; nothing readable.
+PayloadKind = Literal["letter", "hedge", "retract", "none", "value", "not_an_option", "empty"]
 
 # The longest payload looked at after a label: a letter stated further away is not its payload.
 MAX_PAYLOAD: Final = 400
 
 
-class Reading(NamedTuple):
+# --- an isolated payload: read_payload ------------------------------------------------------------------------------------
+
+
+
+@attrs.frozen
+class Payload:
+    """What an isolated payload says: one letter, several (a hedge), a letter that is no option,
+    or nothing readable (``empty``)."""
+
+    kind: Literal["letter", "hedge", "not_an_option", "empty"]
+    letter: str | None = None
+    letters: tuple[str, ...] = ()
+    how: str = ""
+
+
+_EMPTY: Final = Payload("empty")
+_EDGE_CHARS: Final = "*_`'\" \t\n\r.,;:!?"
+# One wrapper around the whole payload. "$...$" is matched as one "$" on each side and the inner
+# "$"s are stripped after (``_unwrap``): ``\$+(.*?)\$+`` gives the same inner text but tries
+# every split of a run of "$", which is cubic on "$" * 2000 + "x".
+_WRAPPER_RE: Final = re.compile(
+    r"^(?:\\(?:text|textbf|mathrm|mathbf|textit|boxed|fbox)\s*+\{(.*)\}|\$(.*)\$|\\\((.*)\\\)|\((.*)\)|\[(.*)\]|\{(.*)\})$",
+    re.DOTALL,
+)
+_DOLLAR_GROUP: Final = 2
+_OPTION_WORD_RE: Final = re.compile(
+    r"^(?:option|choice|letter|answer)\s*+(?:[:#]\s*+)?\(?([A-Za-z])\)?(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_LEADING_RE: Final = re.compile(r"^\(?([A-Za-z])(?:\)|(?![A-Za-z0-9]))")
+_WORD_AFTER_RE: Final = re.compile(r"\s+([a-z']+)")
+# "A" and "I" are also English words: "A reasonable choice is C", "I think it's B". A leading
+# A or I followed by a lowercase word is that word, unless the word says the letter is the answer.
+_ANSWER_VERBS: Final = frozenset(
+    {"is", "was", "because", "since", "as", "seems", "appears", "fits", "matches", "must",
+     "should", "would", "could", "can", "remains", "holds"}
+)  # fmt: skip
+_LAST_UPPER_RE: Final = re.compile(r"\b([A-Z])\b")
+
+
+def _unwrap(payload: str) -> str:
+    text = payload.strip(_EDGE_CHARS)
+    for _ in range(8):  # wrappers nest a few levels at most; the bound keeps this linear
+        match = _WRAPPER_RE.match(text)
+        if match is None:
+            break
+        inner = next(g for g in match.groups() if g is not None)
+        if match.group(_DOLLAR_GROUP) is not None:
+            inner = inner.strip("$")
+        text = inner.strip(_EDGE_CHARS)
+    return text
+
+
+def _is_english_word(text: str, letter: str) -> bool:
+    if letter not in "AaIi":
+        return False
+    after = _WORD_AFTER_RE.match(text, 1)
+    return after is not None and after.group(1) not in _ANSWER_VERBS
+
+
+def read_payload(
+    payload: str,
+    options: Mapping[str, str],
+    *,
+    option_text: bool = True,
+    last_letter: bool = True,
+    lowercase: bool = True,
+) -> Payload:
+    """Read the letter a short answer payload (``B``, ``(b)``, ``$D$``, ``B) text``) names.
+
+    ``options`` maps the allowed letters to their texts. ``option_text`` also accepts a payload
+    that is exactly one option's text; ``last_letter`` falls back to the last standalone capital
+    letter; ``lowercase`` accepts ``b`` for ``B``.
+    """
+    localised = localise_letters(payload)
+    text = _unwrap(localised)
+    if not text:
+        return _EMPTY
+    # Checked before unwrapping too: "(A) or (B)" unwraps to "A) or (B".
+    listed = ambiguous_letters(text, options) or ambiguous_letters(localised, options)
+    if listed:
+        return Payload("hedge", letters=listed, how="several letters listed")
+    candidate: str | None = None
+    how = ""
+    if len(text) == 1 and text.isalpha():
+        candidate, how = text, "a lone letter"
+    elif (match := _OPTION_WORD_RE.match(text)) is not None:
+        candidate, how = match.group(1), "an 'option X' phrase"
+    elif (match := _LEADING_RE.match(text)) is not None and not _is_english_word(
+        text, match.group(1)
+    ):
+        candidate, how = match.group(1), "a leading letter"
+    if candidate is not None:
+        if candidate.islower() and not lowercase:
+            return Payload("empty", how="a lowercase letter")
+        letter = candidate.upper()
+        if letter in options:
+            return Payload("letter", letter=letter, how=how)
+        if candidate.isupper() or len(text) == 1:
+            return Payload("not_an_option", letter=letter, how=how)
+    if option_text:
+        matched = match_option_text(text, options)
+        if matched is not None:
+            return Payload("letter", letter=matched, how="the text of an option")
+    if last_letter:
+        found = [m.group(1) for m in _LAST_UPPER_RE.finditer(text)]
+        if found:
+            letter = found[-1]
+            if letter in options:
+                return Payload("letter", letter=letter, how="the last standalone capital letter")
+            return Payload("not_an_option", letter=letter, how="the last standalone capital letter")
+    return _EMPTY
+
+
+class PayloadReading(NamedTuple):
     """What a payload says (see the module docstring) and where it ends."""
 
-    kind: ReadingKind
+    kind: PayloadKind
     letters: tuple[str, ...]
     end: int
     value: str = ""
@@ -86,10 +211,9 @@ _JUXTAPOSED: Final = re.compile(r"[ \t]*+(?=[(\[])")
 _JUXTAPOSED_CLOSED: Final = re.compile(r"[ \t]++(?=[A-Za-z][)\]])")
 _LETTERS_IN_BRACKETS: Final = re.compile(r"\(([A-Z]{2,6})\)")
 _WORD_AFTER: Final = re.compile(r"[ \t]++([a-z][a-z']*+)")
-# A word after "A" or "I" that says the letter is the answer ("A is correct", "I because ...").
-_LETTER_VERBS: Final = frozenset(
-    ["is", "was", "because", "since", "as", "seems", "appears", "fits", "matches", "must", "should", "would", "could", "can", "remains", "holds", "and", "or", "with"]
-)
+# A word after "A" or "I" that says the letter is the answer ("A is correct", "I because ...");
+# read in place, "A and" / "A or" / "A with" also start a statement about the letter.
+_LETTER_VERBS: Final = _ANSWER_VERBS | {"and", "or", "with"}
 _RETRACT_AFTER: Final = re.compile(
     r"[*_\s)]*+(?:is|was|are|seems|would\s++be)\s++(?:incorrect|wrong|false|invalid|a\s++mistake|"
     r"not\b(?!\s++only)|eliminated|ruled\s++out|unlikely)",
@@ -179,7 +303,7 @@ def read_at(
     *,
     lowercase: bool = True,
     citations: OptionWords | None = None,
-) -> Reading:
+) -> PayloadReading:
     """Read the payload starting at ``position`` (after a label, a phrase or a box opener).
 
     ``limit`` caps how far the reading may look (default ``MAX_PAYLOAD`` characters).
@@ -199,7 +323,7 @@ def read_at(
     while q < n and text[q] in " \t\r\n":
         q += 1
     if q - p > 12:
-        return Reading("empty", (), p)
+        return PayloadReading("empty", (), p)
     bullet = _BULLET.match(text, q, n)
     if bullet is not None:  # the list-item layout: "The correct option is:\n- **D. text**"
         q = bullet.end()
@@ -210,17 +334,17 @@ def read_at(
     if (listing or bullet is not None) and _lists_next(
         text, line_end, n, start["L"] if start else "", bullets=bullet is not None, citations=citations
     ):
-        return Reading("empty", (), p)
+        return PayloadReading("empty", (), p)
     p = _PRE.match(text, q, line_end).end()  # type: ignore[union-attr]
     reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)._replace(
         layout="list item" if bullet is not None else "next line"
     )
     if listing and not reading.cited:
-        return Reading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
+        return PayloadReading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
     if line_end - q > 30 and (
         reading.kind not in ("letter", "hedge") or not _FILLS_LINE.match(text, reading.end, line_end)
     ):
-        return Reading("empty", (), p)  # a long line is a payload only when the letters fill it
+        return PayloadReading("empty", (), p)  # a long line is a payload only when the letters fill it
     return reading
 
 
@@ -289,23 +413,23 @@ def _lists_next(
 
 def _read_from(
     text: str, p: int, n: int, *, lowercase: bool, citations: OptionWords | None
-) -> Reading:
+) -> PayloadReading:
     """``read_at`` once the payload's decoration is passed: the payload starts at ``p``."""
     if p >= n:
-        return Reading("empty", (), p)
+        return PayloadReading("empty", (), p)
     several = _LETTERS_IN_BRACKETS.match(text, p, n) if text[p] == "(" else None
     if several is not None:  # "(BFIJ)"
-        return Reading("hedge", tuple(dict.fromkeys(several.group(1))), several.end())
+        return PayloadReading("hedge", tuple(dict.fromkeys(several.group(1))), several.end())
     withdrawn = _NOT_LETTER.match(text, p, n) if text.startswith("not", p, n) else None
     if withdrawn is not None:  # "not (B)"
-        return Reading("retract", (withdrawn.group(1),), withdrawn.end())
+        return PayloadReading("retract", (withdrawn.group(1),), withdrawn.end())
     token = letter_token(text, p, n, strict_end=not lowercase)
     if citations and (token is None or token[1] not in citations):
         # No option letter here: an option's text and its bracketed letter may stand here
         # ("Vitamin B12 deficiency (D)", or "O- (D)" where D is "O-").
         citation = citation_before(text, p, n, citations)
         if citation is not None:
-            return Reading("letter", (citation.letter,), citation.end, cited=True)
+            return PayloadReading("letter", (citation.letter,), citation.end, cited=True)
     if token is None:
         return _read_value(text, p, n)
     end, letter, opened, closed = token
@@ -340,35 +464,35 @@ def _read_from(
     follows = text[end] if end < n else ""
     part = follows in (" ", "\t") and _FOR_PART.match(text, end, n) is not None
     if len(distinct) > 1:
-        return Reading("hedge", distinct, end, part=part)
+        return PayloadReading("hedge", distinct, end, part=part)
     if follows and _may_start(follows, _RETRACT_STARTS) and _RETRACT_AFTER.match(text, end, n):
-        return Reading("retract", distinct, end)
+        return PayloadReading("retract", distinct, end)
     if part:
         # "(F) for (a) and (J) for (b)": the letters of the parts, all of them.
         more_letters = [m.group(1) for m in BRACKETED_LETTER.finditer(text, end, min(n, end + 80))]
         scoped = tuple(dict.fromkeys([*distinct, *more_letters]))
-        return Reading("hedge" if len(scoped) > 1 else "letter", scoped, end, part=True)
+        return PayloadReading("hedge" if len(scoped) > 1 else "letter", scoped, end, part=True)
     if citations:
         cited = citation_after(text, end, distinct[0], citations)
         if cited != -1:  # "D. Vitamin B12 deficiency"
-            return Reading("letter", distinct, cited, tail=text[end:cited].lstrip(" \t.):-–—*_"), cited=True)
+            return PayloadReading("letter", distinct, cited, tail=text[end:cited].lstrip(" \t.):-–—*_"), cited=True)
     tail = None
     if not opened:
         back = 1 if text[end - 1 : end] in ".)" else 0
         tail = _TAIL.match(text, end - back, n) if text[end - back : end - back + 1] in (".", ")", ":") else None
-    return Reading("letter", distinct, end, tail=tail.group(1) if tail else "")
+    return PayloadReading("letter", distinct, end, tail=tail.group(1) if tail else "")
 
 
-def _read_value(text: str, p: int, n: int) -> Reading:
+def _read_value(text: str, p: int, n: int) -> PayloadReading:
     """No letter at ``p``: "no option is right", a value, or nothing."""
     stop = min(n, p + 200)
     if _NONE_PAYLOAD.match(text, p + (text[p] in "([{"), stop):  # "(None of the above)"
-        return Reading("none", (), p + 4)
+        return PayloadReading("none", (), p + 4)
     end = _VALUE_END.search(text, p, stop)
     value = text[p : end.start() if end else stop].strip().strip("*_$ \"'“”‘’")
     if not value or _PLACEHOLDER.fullmatch(value):
-        return Reading("empty", (), p)
-    return Reading("value", (), p + len(value), value)
+        return PayloadReading("empty", (), p)
+    return PayloadReading("value", (), p + len(value), value)
 
 
 # --- where letters can be read at all -------------------------------------------------------------

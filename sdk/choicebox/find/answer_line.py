@@ -11,13 +11,14 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from choicebox._errors import ParameterError
-from choicebox._letters import match_option_text, read_payload
+from choicebox._letters import match_option_text
+from choicebox.find._payload import read_payload
 
 from ._api import (
     Candidate,
     Context,
     Extraction,
-    PayloadReading,
+    Leniency,
     Which,
     _answer,
     _from_payload,
@@ -63,7 +64,7 @@ class AnswerLine:
     labels: tuple[str, ...] = attrs.field(default=("answer",), converter=_labels)
     markdown: bool = False
     word_start: bool = False
-    payload: PayloadReading = "lenient"
+    payload: Leniency = "lenient"
     last_capital: bool = attrs.field(default=False, validator=_check_last_capital)
     which: Which = "last"
     fallback: bool = False

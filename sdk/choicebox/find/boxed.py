@@ -20,7 +20,7 @@ from ._api import (
     Candidate,
     Context,
     Extraction,
-    PayloadReading,
+    Leniency,
     Which,
     _answer,
     register_step_kind,
@@ -57,7 +57,7 @@ def _box_hedge(context: Context, chosen_start: int, letter: str) -> tuple[str, .
                 break
             reading = boxes[near][1]
             other = _letter_of(reading)
-            if reading.kind == "letters":
+            if reading.kind == "hedge":
                 said.extend(reading.letters)
             elif other is not None:
                 said.append(other.upper())
@@ -70,7 +70,7 @@ def _box_hedge(context: Context, chosen_start: int, letter: str) -> tuple[str, .
 
 def _said(reading: BoxReading, options: Mapping[str, str]) -> tuple[str, ...]:
     """What one box says, for telling whether boxes joined as a hedge say different things."""
-    if reading.kind == "letters":
+    if reading.kind == "hedge":
         return tuple(letter.upper() for letter in reading.letters)
     letter = _letter_of(reading)
     if letter is not None:
@@ -92,7 +92,7 @@ def _hedged(context: Context) -> dict[int, tuple[str, ...]]:
         if joined:
             group.append(index)
             continue
-        if len(group) > 1 and any(_letter_of(boxes[i][1]) or boxes[i][1].kind == "letters" for i in group):
+        if len(group) > 1 and any(_letter_of(boxes[i][1]) or boxes[i][1].kind == "hedge" for i in group):
             said = tuple(
                 dict.fromkeys(x for i in group for x in _said(boxes[i][1], context.options))
             )
@@ -133,14 +133,14 @@ class BoxedLetter:
     """
 
     which: Which = "last"
-    payload: PayloadReading = "lenient"
+    payload: Leniency = "lenient"
     lowercase: bool = True
     bare: bool = False
 
     def __call__(self, context: Context) -> Extraction | None:
         lettered: list[tuple[int, int, BoxReading]] = []
         for box, reading in context.box_readings():
-            if reading.kind in ("letters", "letter") or (
+            if reading.kind in ("hedge", "letter") or (
                 reading.kind == "labelled"
                 and self.payload == "lenient"
                 and not _labelled_is_option_text(reading, context.options)
@@ -150,7 +150,7 @@ class BoxedLetter:
             return None
         index = -1 if self.which == "last" else 0
         start, _, reading = lettered[index]
-        if reading.kind == "letters":
+        if reading.kind == "hedge":
             return Extraction(
                 None,
                 failure="ambiguous",
@@ -191,7 +191,7 @@ class BoxedLetter:
         readings = context.box_readings()
         if readings:
             hedged = _hedged(context)
-            lettered = sum(1 for _, r in readings if r.kind in ("letter", "labelled", "letters"))
+            lettered = sum(1 for _, r in readings if r.kind in ("letter", "labelled", "hedge"))
             for box, reading in readings:
                 candidate = self._candidate(context, box, reading, hedged, lettered)
                 if candidate is not None:
@@ -211,7 +211,7 @@ class BoxedLetter:
     ) -> Candidate | None:
         if box.start in hedged:
             return context.candidate("hedge", box.start, box.end, hedged[box.start], how="hedged boxes")
-        if reading.kind == "letters":
+        if reading.kind == "hedge":
             letters = tuple(dict.fromkeys(x.upper() for x in reading.letters))
             return context.candidate("hedge", box.start, box.end, letters, how="a box listing several letters")
         letter = _letter_of(reading)

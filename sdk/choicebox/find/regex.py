@@ -9,12 +9,9 @@ from typing import Any, Final, Literal, TypeAlias
 import attrs
 
 from choicebox._errors import ParameterError
-from choicebox._letters import (
-    localise_letters,
-    match_option_text,
-    read_payload,
-)
+from choicebox._letters import localise_letters, match_option_text
 from choicebox._regex import FLAG_NAMES, RegexTimeout, compile_pattern, flags_from_names
+from choicebox.find._payload import read_payload
 
 from ._api import (
     Candidate,

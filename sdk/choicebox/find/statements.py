@@ -20,13 +20,13 @@ from typing import Final
 import attrs
 
 from choicebox.find._citation import text_ending_at
-from choicebox.find._payload import BRACKETED_LETTER, MAX_PAYLOAD, Reading, read_at
+from choicebox.find._payload import BRACKETED_LETTER, MAX_PAYLOAD, PayloadReading, read_at
 
 from ._api import (
     Candidate,
     Context,
     Extraction,
-    PayloadReading,
+    Leniency,
     StatementKind,
     Which,
     extraction_of,
@@ -44,7 +44,7 @@ from ._vocab import (
     word_list,
 )
 
-__all__ = ["AnswerLabel", "AnswerStatement", "Conclusion", "FirstPersonPick", "OptionVerdict"]
+__all__ = ["AnswerLabel", "AnswerStatement", "ConcludingSentence", "FirstPersonPick", "OptionVerdict"]
 
 _KIND_OF: Final[dict[str, StatementKind]] = {
     "letter": "commitment",
@@ -73,16 +73,16 @@ def _pick(found: Sequence[Candidate], which: Which) -> Extraction | None:
     return None
 
 
-def _strictly(context: Context, reading: Reading) -> Reading:
+def _strictly(context: Context, reading: PayloadReading) -> PayloadReading:
     """``payload: strict``: only a lone letter ending its line counts."""
     if reading.kind == "letter" and not reading.tail and _STRICT_END.match(context.folded, reading.end):
         return reading
-    return Reading("empty", (), reading.end)
+    return PayloadReading("empty", (), reading.end)
 
 
 def _statement(
     context: Context,
-    reading: Reading,
+    reading: PayloadReading,
     start: int,
     *,
     final: bool = False,
@@ -150,7 +150,7 @@ class AnswerStatement:
     final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
-    payload: PayloadReading = "lenient"
+    payload: Leniency = "lenient"
     which: Which = "last"
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _qualifier_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -278,7 +278,7 @@ class AnswerStatement:
         return match
 
     def _letter_after_value(
-        self, context: Context, reading: Reading, head: int, *, final: bool, part: bool
+        self, context: Context, reading: PayloadReading, head: int, *, final: bool, part: bool
     ) -> Candidate | None:
         """"the answer is 23,500 yards, which is (B)": a bracketed letter in the value's sentence."""
         text = context.folded
@@ -298,7 +298,7 @@ class AnswerStatement:
         )
 
     @staticmethod
-    def _with_tail(context: Context, candidate: Candidate, reading: Reading) -> Candidate:
+    def _with_tail(context: Context, candidate: Candidate, reading: PayloadReading) -> Candidate:
         """"The answer is B. Bent": the option's own text extends the statement; another
         question's option text marks it foreign."""
         letter = candidate.letters[0]
@@ -335,7 +335,7 @@ class AnswerLabel:
 
     labels: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
-    payload: PayloadReading = "lenient"
+    payload: Leniency = "lenient"
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _ascii_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
@@ -669,9 +669,9 @@ class FirstPersonPick:
 # --- "So, B." ------------------------------------------------------------------------------------
 
 
-@register_step_kind("conclusion")
+@register_step_kind("concluding_sentence")
 @attrs.frozen(kw_only=True)
-class Conclusion:
+class ConcludingSentence:
     """A sentence that opens with a concluding word and ends with a letter: "So, B.",
     "Therefore, (C).", "Thus option B". Only the last ``window`` characters are read: such a
     sentence closes a response. The letter must be a capital and an option.

@@ -9,19 +9,16 @@ from typing import Final, Literal, TypeAlias
 import attrs
 
 from choicebox._errors import ParameterError
-from choicebox._letters import (
-    Payload,
-    match_option_text,
-    read_payload,
-)
+from choicebox._letters import match_option_text
 from choicebox.find._features import norm_text
+from choicebox.find._payload import Payload, read_payload
 
 from ._api import (
     Candidate,
     Context,
     Extraction,
+    Leniency,
     Origin,
-    PayloadReading,
     _from_payload,
     candidate_of,
     payload_candidate,
@@ -167,7 +164,7 @@ class StandaloneLetter:
         payload = read_payload(
             line, context.options, option_text=False, last_letter=False, lowercase=self.lowercase
         )
-        if payload.kind == "ambiguous" or (
+        if payload.kind == "hedge" or (
             payload.kind == "letter" and len(line.strip("*_`$()[]{}.:!\\ \t")) == 1
         ):
             return payload
@@ -229,7 +226,7 @@ class TaggedAnswer:
     """
 
     tags: tuple[str, ...] = attrs.field(default=("answer",), converter=_tags)
-    payload: PayloadReading = "lenient"
+    payload: Leniency = "lenient"
 
     def find(self, context: Context) -> Sequence[Candidate]:
         """Every tag pair of ``tags`` that names something, in text order."""
@@ -255,7 +252,7 @@ class TaggedAnswer:
                     content = context.text[start:close]
                     payload = read_payload(content, context.options, last_letter=False)
                     if self.payload == "strict" and not (len(content.strip()) == 1 and content.strip().isalpha()):
-                        payload = Payload("none")
+                        payload = Payload("empty")
                     candidate = payload_candidate(
                         context, payload, start=at, end=close + len(closer), clean=True, detail="a tagged answer"
                     )
