@@ -39,6 +39,7 @@ from ._records import (
     EXEMPLARS_PER_KIND,
     RowRecord,
     failure_kind,
+    full_reward,
     library_task,
     read_row,
 )
@@ -280,9 +281,9 @@ class MetricsAccumulator:
                     if scores is None:
                         scores = tally[category] = _Scores()
                     scores.add(reward)
-            if error is None and reward >= 1:
+            if error is None and full_reward(reward):
                 return
-        self._add_failure(record, index)  # failed: an error, no reward or less than 1 (NaN too)
+        self._add_failure(record, index)  # failed (``_records.failed``)
 
     def add_records(self, records: Iterable[RowRecord]) -> None:
         if self._profile is not None:

@@ -70,12 +70,16 @@ def failure_kind(record: RowRecord) -> str:
     )
 
 
+def full_reward(reward: float | None) -> bool:
+    """Whether a reward is full (at least 1): the one test of "passed" every reader of rows and
+    verdicts uses. NaN and no reward are not: they never earned anything."""
+    return reward is not None and reward >= 1
+
+
 def failed(record: RowRecord) -> bool:
-    """Whether the row earned less than full reward: an error, a masked row (its reward does not
-    count), no reward, or a reward below 1."""
-    reward = record.reward
-    # `not reward >= 1` is also true for NaN, which never earned anything either.
-    return record.error is not None or record.masked or reward is None or not reward >= 1
+    """Whether the row failed: an error, a masked row (its reward does not count), or no full
+    reward."""
+    return record.error is not None or record.masked or not full_reward(record.reward)
 
 
 def read_row(
@@ -125,8 +129,7 @@ def read_row(
         components = tuple([_number(get(name)) for name in component_names])
         if by:
             categories = tuple([category_of(row, field) for field in by])
-    # `not reward >= 1` is also true for NaN, which never earned anything either.
-    if error is None and reward is not None and reward >= 1:
+    if error is None and full_reward(reward):
         return RowRecord(None, uuid, task, reward, extracted, components, None, "", categories)
     return RowRecord(
         error,

@@ -17,7 +17,13 @@ from choicebox._errors import BatchError, MetricsError
 from choicebox._modes import COMPONENTS
 from choicebox._wire import question_from_prompt
 from choicebox.metrics._fields import TASK_INDEX_KEY, category_of
-from choicebox.metrics._records import RowRecord, masked_record, read_row, response_preview
+from choicebox.metrics._records import (
+    RowRecord,
+    full_reward,
+    masked_record,
+    read_row,
+    response_preview,
+)
 
 from ._rows import WRITTEN_FIELDS
 
@@ -104,7 +110,7 @@ def record_of_verdict(
             categories = tuple([category_of(row, field) for field in by])
     failure: str | None = None
     shown = ""
-    if not reward >= 1:  # failed, as the metrics read it (NaN included)
+    if not full_reward(reward):  # failed, as the metrics read it
         failure = verdict.failure or None
         if preview:
             shown = response_preview(row)

@@ -235,10 +235,12 @@ class Verifier:
                     )
                 ]
             )
-        verdict = self.grader.grade_reading(reading, row["response"])
-        if verdict.failure == "invalid_output":
+        try:
+            text = response_text(row["response"])
+        except WireFormatError as exc:
             # Not something a model wrote: the client sent a response that is no response.
-            raise _row_error([Problem.from_text(p) for p in verdict.detail.split("; ")])
+            raise _row_error(list(exc.issues)) from None
+        verdict = self.grader.grade_reading(reading, text)  # a text is its own response
         return output_row(row, verdict)
 
     def metrics(self, rows: Sequence[Any]) -> dict[str, Any]:
