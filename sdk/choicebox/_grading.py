@@ -30,6 +30,7 @@ __all__ = [
     "grade_output",
     "grade_text",
     "invalid_output_verdict",
+    "reading_text",
     "template_regex_letter",
 ]
 
@@ -41,6 +42,29 @@ TEMPLATE_STEP: Final = "template_regex"
 # Both start with the caseless literal "<", which the regex engine finds at memchr speed.
 _THINK_OPEN: Final = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
 _THINK_CLOSE: Final = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+
+
+# Format characters no reader sees (zero-width spaces and joiners, direction marks, word
+# joiners, the BOM, soft hyphens): put between a letter and a separator ("A\u200b or B") they
+# would hide a list of letters from the finders, so a mode may remove them first.
+_INVISIBLE: Final = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+# Combining marks piled on a capital that stands alone ("A\u0301 or B"): a letter in disguise.
+# Only after a lone capital, so that a decomposed word ("cafe\u0301") keeps its accent.
+_MARKED_LETTER: Final = re.compile("(?<![A-Za-z])([A-Z])[\u0300-\u036f\u20d0-\u20ff]++")
+
+
+def reading_text(mode: GradingMode, text: str) -> str | None:
+    """The text a mode's steps read: without invisible characters and marks piled on a lone
+    letter (``strip_invisible``) and without reasoning blocks (``strip_reasoning``); ``None``
+    when a reasoning block never closes."""
+    if mode.strip_invisible and not text.isascii():
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
+        if _MARKED_LETTER.search(text):
+            text = _MARKED_LETTER.sub(r"\1", text)
+    return _strip_reasoning(text) if mode.strip_reasoning else text
 
 
 def _strip_reasoning(text: str) -> str | None:
@@ -200,20 +224,17 @@ def grade_text(
     none of them, and the verdict's ``errors`` say so.
     """
     errors: list[str] = []
-    if mode.strip_reasoning:
-        stripped = _strip_reasoning(text)
-        if stripped is None:
-            return _verdict(
-                mode,
-                expected,
-                Extraction(
-                    None, failure="unfinished_reasoning", detail="a reasoning block never closes"
-                ),
-                None,
-                primary=False,
-                errors=errors,
-            )
-        text = stripped
+    read = reading_text(mode, text)
+    if read is None:
+        return _verdict(
+            mode,
+            expected,
+            Extraction(None, failure="unfinished_reasoning", detail="a reasoning block never closes"),
+            None,
+            primary=False,
+            errors=errors,
+        )
+    text = read
     if not text or text.isspace():
         return _verdict(
             mode,

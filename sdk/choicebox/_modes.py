@@ -44,7 +44,7 @@ COMPONENTS: Final = ("correctness", "format", "unambiguous")
 
 _MODE_KEYS: Final = frozenset(
     {"version", "id", "description", "extends", "overrides", "resolve", "strategy",
-     "strip_reasoning", "weights", "chain", "examples", "deviations"}
+     "strip_reasoning", "strip_invisible", "weights", "chain", "examples", "deviations"}
 )  # fmt: skip
 _ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "when"})
 _WHEN: Final = ("answer_prefix", "no_commitment")
@@ -93,6 +93,7 @@ class GradingMode:
     resolve: str = "first_step"
     policy: Policy = attrs.field(factory=FirstStep)
     strip_reasoning: bool = False
+    strip_invisible: bool = False
     weights: Mapping[str, float] = attrs.field(factory=lambda: {"correctness": 1.0})
     examples: tuple[ModeExample, ...] = ()
     deviations: tuple[str, ...] = ()
@@ -406,6 +407,9 @@ def _parse_composed(
     strip = raw.get("strip_reasoning", parent.strip_reasoning if parent else False)
     if not isinstance(strip, bool):
         raise located.error("strip_reasoning must be true or false", items["strip_reasoning"][1])
+    invisible = raw.get("strip_invisible", parent.strip_invisible if parent else False)
+    if not isinstance(invisible, bool):
+        raise located.error("strip_invisible must be true or false", items["strip_invisible"][1])
     weights = raw.get("weights", dict(parent.weights) if parent else {"correctness": 1.0})
     if not isinstance(weights, dict) or not weights:
         raise located.error("weights must map reward components to numbers", items["weights"][1])
@@ -435,6 +439,7 @@ def _parse_composed(
         resolve=resolve_name,
         policy=policy,
         strip_reasoning=strip,
+        strip_invisible=invisible,
         weights={k: float(v) for k, v in weights.items()},
         examples=tuple(examples),
         deviations=tuple(deviations),

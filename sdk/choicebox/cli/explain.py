@@ -85,7 +85,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _graded(args: argparse.Namespace, registry: Any) -> tuple[Any, str, Any]:
     """(verdict, the text the steps read, the mode) for the output the arguments name."""
-    from choicebox._grading import _strip_reasoning, grade, grade_text  # noqa: PLC0415  on use only
+    from choicebox._grading import grade, grade_text, reading_text  # noqa: PLC0415  on use only
     from choicebox._rollout import response_text  # noqa: PLC0415  on use only
 
     if args.text is not None:
@@ -110,7 +110,7 @@ def _graded(args: argparse.Namespace, registry: Any) -> tuple[Any, str, Any]:
             raise _UsageError("the row has no response to explain")
         verdict = grade(sample, row["response"], mode=mode, registry=registry)
         text = response_text(row["response"])
-    seen = _strip_reasoning(text) if mode.strip_reasoning else text
+    seen = reading_text(mode, text)
     return verdict, seen if seen is not None else text, mode
 
 

@@ -203,10 +203,11 @@ _TOKEN: Final = re.compile(
 )
 # Between listed letters: "(A) or (B)", "A/B", "B, E, F", "A and C".
 _SEP: Final = re.compile(
-    r"[*_$\s]*+(?:,|/|&|;|\+|\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b)[*_$\s]*+"
+    r"[*_$\s]*+(?:,|/|&|;|\+|\||\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b)[*_$\s]*+"
     r"(?:(?:or|and|also|maybe|possibly|perhaps|either)\b[*_$\s]*+)?(?:options?\s++|choices?\s++)?",
     re.IGNORECASE,
 )
+_LIST_GOES_ON: Final = re.compile(r"[*_$ \t]*+(?:[.,;:!?)\]/|&+]|\n|\Z|(?:or|and|nor)\b)", re.IGNORECASE)
 _JUXTAPOSED: Final = re.compile(r"[ \t]*+(?=[(\[])")
 _JUXTAPOSED_CLOSED: Final = re.compile(r"[ \t]++(?=[A-Za-z][)\]])")
 _LETTERS_IN_BRACKETS: Final = re.compile(r"\(([A-Z]{2,6})\)")
@@ -237,6 +238,8 @@ _FOR_PART: Final = re.compile(
 )
 # "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
+# What may stand between two citations of a restated list on one line: "A. x; B. y", "A. x, or B. y".
+_CITATION_BESIDE: Final = re.compile(r"[ \t.]*+[,;|/]?[ \t]*+(?:(?:and|or)[ \t]++)?")
 _LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<L>[A-Za-z])[.):][*_]*+[ \t]++\S")
 # A list item's bullet: "- ", "* ", "+ ", "• " ("**D**" is emphasis, not a bullet).
 _BULLET: Final = re.compile(r"[-+•*][ \t]++")
@@ -245,7 +248,9 @@ _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
 # markdown emphasis, not math: "*" and "_" count only before an operand.
 _MATHY_AFTER: Final = re.compile(
-    r"[ \t]*+(?:[=<>^+/≈≤≥]|[*_]++(?=[A-Za-z0-9{(\\])|-[A-Za-z0-9]|\.[A-Za-z]|['’]s\b"
+    # "A*B", "A_1", "A *x" are algebra; "A **Answer:**" after a blank is markdown opening bold.
+    r"[ \t]*+(?:[=<>^+/≈≤≥]|(?<![ \t])[*_]++(?=[A-Za-z0-9{(\\])|[*_](?![*_])(?=[A-Za-z0-9{(\\])"
+    r"|-[A-Za-z0-9]|\.[A-Za-z]|['’]s\b"
     r"|\$?\s*+\\(?:cdot|times|in|le|ge)\b)"
 )
 _ROMAN_AFTER: Final = re.compile(r"[ \t]*+(?:,|and|&|or)[ \t]*+I{1,3}V?\b|[ \t]++only\b")
@@ -254,7 +259,7 @@ BRACKETED_LETTER: Final = re.compile(r"(?<![\w\\^_)\]])\(([A-Z])\)")
 # The ASCII characters a match of each pattern can start with (a pattern is run only when the
 # character at the position is one of them, or not ASCII): a failed ``match`` call costs more
 # than the test. Whitespace counts by ``str.isspace``, which is what ``\s`` matches.
-_SEP_STARTS: Final = "*_$,/&;+oOaAvVnN"
+_SEP_STARTS: Final = "*_$,/&;+|oOaAvVnN"
 _RETRACT_STARTS: Final = "*_)iIwWaAsS"
 _MATHY_STARTS: Final = "=<>^+/*_-.'$\\"
 
@@ -314,7 +319,24 @@ def read_at(
     n = min(len(text), position + MAX_PAYLOAD) if limit is None else min(limit, len(text))
     p = _PRE.match(text, position, n).end()  # type: ignore[union-attr]  # *+ always matches
     if p >= n or text[p] != "\n":
-        return _read_from(text, p, n, lowercase=lowercase, citations=citations)
+        reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)
+        if reading.cited:
+            # "Answer: A. text" filling its line, then "B. text" on the next: the options restated.
+            eol = text.find("\n", reading.end)
+            line_end = len(text) if eol == -1 else eol
+            if fills_line(text, reading.end, line_end) and _lists_next(
+                text, line_end, len(text), reading.letters[0], bullets=False, citations=citations
+            ):
+                return PayloadReading("empty", (), p)
+            # "the answer is (B) text and (C) text", "A. text; B. text": another option cited
+            # right after this one makes the two a hedge (rule 4), not an answer.
+            beside = _CITATION_BESIDE.match(text, reading.end, line_end)
+            if beside is not None and _listing_line(text, beside.end(), "", citations):
+                other = _LISTING_START.match(text, beside.end(), line_end)
+                assert other is not None  # _listing_line matched it
+                letters = tuple(dict.fromkeys((reading.letters[0], other["L"].upper())))
+                return PayloadReading("hedge", letters, reading.end)
+        return reading
     # The next-line layout: "Final answer:\nD", "the answer is:\n\nD. Vitamin B12 deficiency".
     # The payload may sit on the next non-empty line; a long line counts only as letters (prose
     # after a colon is no payload), and a line that starts an option listing followed by another
@@ -439,7 +461,8 @@ def _read_from(
         sep = _SEP.match(text, end, n) if follows and _may_start(follows, _SEP_STARTS) else None
         if sep is not None and sep.end() > end:
             more = letter_token(text, sep.end(), n, strict_end=True)
-            if more is not None and (more[2] or more[1] != "I" or opened):
+            # "I" may be the pronoun ("A or I think ..."): a letter when the list goes on or ends.
+            if more is not None and (more[2] or more[1] != "I" or opened or _LIST_GOES_ON.match(text, more[0], n)):
                 letters.append(more[1])
                 end = more[0]
                 continue

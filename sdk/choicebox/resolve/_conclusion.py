@@ -105,7 +105,9 @@ class Conclusion:
     mark the parts of a response; ``opening_boilerplate`` may precede an opening answer within
     ``opening_words`` words; ``no_option_statements`` ("none of the options") cancel a stray
     letter before them; a response cut off after more than ``cut_off_words`` words of
-    unanswered work on a multi-part question commits to nothing.
+    unanswered work on a multi-part question commits to nothing. ``withdrawals`` ("no, that is
+    wrong", "scratch that", "I'm not sure any more") after the concluding statement, within
+    ``withdrawal_reach`` characters and with no option named before them, withdraw it.
     """
 
     fillers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
@@ -115,6 +117,8 @@ class Conclusion:
     later_parts: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     opening_boilerplate: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     no_option_statements: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    withdrawal_reach: int = 200
     run_gap_words: int = 1
     run_gap_chars: int = 400
     opening_words: int = 3
@@ -129,6 +133,7 @@ class Conclusion:
     _any_part: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _boilerplate: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _no_option: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _withdrawal: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
@@ -162,6 +167,11 @@ class Conclusion:
         )
         set_(
             "_no_option", re.compile(rf"\b{alternation(self.no_option_statements)}", re.IGNORECASE)
+        )
+        withdrawn = alternation(self.withdrawals) if self.withdrawals else None
+        set_(
+            "_withdrawal",
+            re.compile(rf"(?<![\w'’])(?:{withdrawn})\b", re.IGNORECASE) if withdrawn else None,
         )
 
     # --- running the chain -----------------------------------------------------------------------

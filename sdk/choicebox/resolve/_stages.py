@@ -85,11 +85,16 @@ def _failure(kind: str, detail: str, candidate: Candidate | None = None) -> Extr
 
 @_stage("final_marker")
 def final_marker(policy: Conclusion, s: Settling) -> Decision | None:
-    """An explicit final marker ("Final answer:") wins over everything before it (rule 1)."""
+    """An explicit final marker ("Final answer:") wins over everything before it (rule 1), except
+    the final answers joined to it: a run of final markers ("Final answer: A\nFinal answer: B")
+    is a run like any other, for the ``run`` stage to read (rule 2)."""
     finals = [i for i, c in enumerate(s.live) if c.final and c.kind in STATED]
     if finals:
-        s.fates.mark(s.live[: finals[-1]], "superseded", "before the final answer")
-        s.live = s.live[finals[-1] :]
+        start = finals[-1]
+        while start > 0 and s.live[start - 1].final and policy._bare(s.text, s.live[start - 1].end, s.live[start].start):
+            start -= 1
+        s.fates.mark(s.live[:start], "superseded", "before the final answer")
+        s.live = s.live[start:]
     return None
 
 
@@ -110,6 +115,36 @@ def correction(policy: Conclusion, s: Settling) -> Decision | None:
     if not live:
         return _failure("no_answer", "every commitment is withdrawn"), None
     return None
+
+
+# An option named in the text between a statement and a withdrawal: the withdrawal is then about
+# that option ("The answer is (B). Option A says x; no, that is wrong."), not the statement.
+_NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]\b|\*\*[A-Z]\*\*", re.IGNORECASE)
+
+
+@_stage("withdrawal")
+def withdrawal(policy: Conclusion, s: Settling) -> Decision | None:
+    """A concluding statement the response then withdraws without naming another option ("The
+    answer is (A). Actually, no, that is not right, and I am not sure which one is.") leaves it
+    committed to none: a response that ends committed to nothing commits to nothing (rule 8). The
+    letter withdrawn is not a guess to fall back on, nor is any earlier one."""
+    pattern, last, text = policy._withdrawal, s.last, s.text
+    if pattern is None:
+        return None
+    for match in pattern.finditer(text, last.end, min(s.hi, last.end + policy.withdrawal_reach)):
+        # It opens its clause: right after the statement, or after a sign or a line break
+        # ("(B). Actually, no", "\\boxed{B} Scratch that", "Answer: B\nI'm not sure any more").
+        gap = text[last.end : match.start()]
+        before = gap.rstrip(" \t*_")
+        if before and before[-1].isalnum():
+            continue
+        if _NAMES_AN_OPTION.search(gap):
+            return None
+        break
+    else:
+        return None
+    s.fates.mark(s.live, "retracted", "withdrawn by the response, no other option named")
+    return _failure("no_answer", f"the concluding answer is withdrawn: {match.group().strip(' .,;:!?*_')!r}", last), None
 
 
 @_stage("no_option")
@@ -229,6 +264,7 @@ def cut_off(policy: Conclusion, s: Settling) -> Decision | None:
 DEFAULT_STAGES: Final = (
     "final_marker",
     "correction",
+    "withdrawal",
     "no_option",
     "hedge",
     "run",
