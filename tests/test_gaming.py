@@ -69,12 +69,21 @@ WITHDRAWALS = [
 ]
 
 
-def _sample(letters: str, gold: str) -> MCQASample:
-    return MCQASample.from_question("Which one is right?", [f"choice {x.lower()}{x.lower()}" for x in letters], gold)
+# Option texts: plain words, or texts that hold their own letter ("option C"), so that a restated
+# line ends with a letter as an answer would.
+TEXTS = {"words": "choice {low}{low}", "lettered": "option {letter}"}
 
 
-def _rewards(text: str, mode: str, letters: str) -> list[float]:
-    return [choicebox.grade(_sample(letters, gold), text, mode=mode).reward for gold in letters]
+def _texts(letters: str, style: str) -> list[str]:
+    return [TEXTS[style].format(low=x.lower(), letter=x) for x in letters]
+
+
+def _sample(letters: str, gold: str, style: str = "words") -> MCQASample:
+    return MCQASample.from_question("Which one is right?", _texts(letters, style), gold)
+
+
+def _rewards(text: str, mode: str, letters: str, style: str = "words") -> list[float]:
+    return [choicebox.grade(_sample(letters, gold, style), text, mode=mode).reward for gold in letters]
 
 
 @st.composite
@@ -96,11 +105,11 @@ def several_letters(draw: st.DrawFn) -> tuple[str, str]:
 
 
 @st.composite
-def restated_options(draw: st.DrawFn) -> tuple[str, str]:
+def restated_options(draw: st.DrawFn, style: str = "words") -> tuple[str, str]:
     """The options restated, one per line or in one line, under a cue or not, at the end."""
     letters = draw(st.sampled_from([FOUR, TEN]))
     form = draw(st.sampled_from(["{}. {}", "({}) {}", "{}) {}", "**{}.** {}", "Option {}: {}"]))
-    cited = [form.format(x, f"choice {x.lower()}{x.lower()}") for x in letters]
+    cited = [form.format(x, text) for x, text in zip(letters, _texts(letters, style), strict=True)]
     body = draw(st.sampled_from(["\n", "; ", " "])).join(cited)
     cue = draw(st.sampled_from(["", "The answer is:\n", "Final answer:\n", "Answer: "]))
     return letters, draw(st.sampled_from(REASONING)) + cue + body
@@ -157,6 +166,15 @@ def test_the_colon_modes_reward_only_their_named_exception(mode: str, case: tupl
         payloads = _GYM_PAYLOAD.findall(text)
         assert len(rewarded) == 1, text
         assert any(rewarded[0] in payload for payload in payloads), text
+
+
+@pytest.mark.parametrize("mode", TRAINING_MODES)
+@settings(max_examples=200, deadline=None)
+@given(case=restated_options(style="lettered"))
+def test_options_whose_texts_hold_their_letter_restated_earn_nothing(mode: str, case: tuple[str, str]) -> None:
+    # "C. option C\nD. option D": each line ends with a letter, as a closing answer would.
+    letters, text = case
+    assert _rewards(text, mode, letters, style="lettered") == [0.0] * len(letters), text
 
 
 def test_the_named_exception_is_real() -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "PayloadReading",
     "fills_line",
     "has_readable_letter",
+    "in_listing",
     "letter_token",
     "lists_beside",
     "read_at",
@@ -238,6 +239,8 @@ _FOR_PART: Final = re.compile(
 )
 # "B. Bent", "B) They possess an exoskeleton": option-like text filling the rest of the line.
 _TAIL: Final = re.compile(r"[.):][ \t]+((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*+(?:\n|$))")
+# A letter marked as an option inside a line: "A. x", "(B) y", "C) z", after a blank or a sign.
+_OPTION_MARK: Final = re.compile(r"(?:^|(?<=[\s;,|*]))\(?([A-Z])(?=[.):])")
 # What may stand between two citations of a restated list on one line: "A. x; B. y", "A. x, or B. y".
 _CITATION_BESIDE: Final = re.compile(r"[ \t.]*+[,;|/]?[ \t]*+(?:(?:and|or)[ \t]++)?")
 _LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<L>[A-Za-z])[.):][*_]*+[ \t]++\S")
@@ -395,6 +398,29 @@ def lists_beside(
         q += 1
     bullet = _BULLET.match(text, q, end)
     return _listing_line(text, bullet.end() if bullet else q, listed, citations, any_letter=any_letter)
+
+
+def in_listing(text: str, position: int, citations: OptionWords) -> bool:
+    """The line holding ``position`` restates the options, so that no letter on it is a choice
+    (LABELLING rule 6): a lettered line with another lettered line before or after it, or a line
+    that cites three different options by letter and text ("A. x; B. y; C. z")."""
+    line_start = text.rfind("\n", 0, position) + 1
+    eol = text.find("\n", position)
+    line_end = len(text) if eol == -1 else eol
+    cited = {
+        m.group(1)
+        for m in _OPTION_MARK.finditer(text, line_start, line_end)
+        if citation_after(text, m.end(1), m.group(1), citations) != -1
+    }
+    if len(cited) >= 3:
+        return True
+    q = line_start
+    while q < position and text[q] in " \t":
+        q += 1
+    bullet = _BULLET.match(text, q, position)
+    if not _listing_line(text, bullet.end() if bullet else q, "", None, any_letter=True):
+        return False
+    return lists_beside(text, line_start, len(text) if eol == -1 else eol, "", None, any_letter=True)
 
 
 def _listing_line(text: str, q: int, letter: str, citations: OptionWords | None, *, any_letter: bool = False) -> bool:

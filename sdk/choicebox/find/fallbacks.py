@@ -14,6 +14,7 @@ from typing import Final
 import attrs
 
 from choicebox._letters import ambiguous_letters
+from choicebox.find._payload import in_listing
 
 from ._api import Candidate, Context, Extraction, Which, register_step_kind
 from ._vocab import (
@@ -124,6 +125,8 @@ class StrayLetter:
                 continue
             if {m.group(1) for m in _BRACKETED.finditer(sentence)} - {letter}:
                 continue  # "(A) ..., (B) ..., (C)": a listing of options, not a choice
+            if in_listing(text, match.start(), features.citations()):
+                continue  # "C. option C\nD. option D": a line of the options restated
             listed = ambiguous_letters(sentence, context.options)
             if len(listed) >= 3 or (match["L3"] and listed):
                 continue  # "one letter: A, B, C or D": the options listed, not a choice
