@@ -107,3 +107,32 @@ def test_live_gym_gives_the_recorded_replies() -> None:
     for case, recorded, live in zip(CASES, RECORDED["replies"], replies, strict=True):
         assert live == recorded["reply"], case["name"]
         assert_same_as_gym(live, _ours(case))
+
+
+def _spread_as_gym_computes_it(runs: list[float], k: int) -> float:
+    """Gym's std across the first k runs: the whole computation again for each k."""
+    from choicebox.metrics._gym import py_sum  # noqa: PLC0415  the test's reference
+
+    first = runs[:k]
+    mean = py_sum(first) / k
+    return math.sqrt(py_sum([(x - mean) ** 2 for x in first]) / (k - 1))
+
+
+def test_the_spread_across_many_runs_is_gym_s_exactly_then_to_1e_12_in_linear_time() -> None:
+    # Gym's spread is quadratic in the runs of a task (16,000 rollouts of one task: 78 s); past
+    # _EXACT_RUNS choicebox keeps running sums instead, within 1e-12 of Gym's figures.
+    from choicebox.metrics._gym import _EXACT_RUNS, _spread_across_runs  # noqa: PLC0415  the subject
+
+    n = _EXACT_RUNS + 120
+    runs = [((i * 7919) % 101) / 100 for i in range(n)]
+    out = _spread_across_runs({"reward": runs}, ["reward"], n)
+    keys = [key for key in out if key.endswith("std_dev_across_runs")]
+    assert keys == [f"pass@1[avg-of-{k}]/reward/std_dev_across_runs" for k in range(2, n + 1)]
+    for k in range(2, n + 1):
+        expected = _spread_as_gym_computes_it(runs, k)
+        got = out[f"pass@1[avg-of-{k}]/reward/std_dev_across_runs"]
+        if k <= _EXACT_RUNS:
+            assert got == expected, k  # bit for bit
+        else:
+            assert math.isclose(got, expected, rel_tol=1e-12), k
+        assert out[f"pass@1[avg-of-{k}]/reward/std_err_across_runs"] == got / math.sqrt(k)

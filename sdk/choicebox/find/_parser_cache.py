@@ -106,7 +106,8 @@ def _load(path: Path) -> Lark | None:
             return None
         if any(options.get(key) for key in _NO_CALLABLES) or options.get("lexer_callbacks"):
             return None
-        return Lark._load_from_dict(_int_keys(data), memo)
+        loaded: Lark = Lark._load_from_dict(_int_keys(data), memo)  # type: ignore[no-untyped-call]
+        return loaded
     except Exception:  # truncated, written by another Lark, or not ours: built afresh
         return None
 
