@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from choicebox.metrics import aggregate_metrics
+from choicebox.metrics._gym import _EXACT_RUNS, _spread_across_runs, py_sum
 from choicebox.metrics._tdist import t_interval, t_quantile
 from gym_side.cases import metrics_cases
 from gym_side.compare import assert_same_as_gym
@@ -111,8 +112,6 @@ def test_live_gym_gives_the_recorded_replies() -> None:
 
 def _spread_as_gym_computes_it(runs: list[float], k: int) -> float:
     """Gym's std across the first k runs: the whole computation again for each k."""
-    from choicebox.metrics._gym import py_sum  # noqa: PLC0415  the test's reference
-
     first = runs[:k]
     mean = py_sum(first) / k
     return math.sqrt(py_sum([(x - mean) ** 2 for x in first]) / (k - 1))
@@ -121,8 +120,6 @@ def _spread_as_gym_computes_it(runs: list[float], k: int) -> float:
 def test_the_spread_across_many_runs_is_gym_s_exactly_then_to_1e_12_in_linear_time() -> None:
     # Gym's spread is quadratic in the runs of a task (16,000 rollouts of one task: 78 s); past
     # _EXACT_RUNS choicebox keeps running sums instead, within 1e-12 of Gym's figures.
-    from choicebox.metrics._gym import _EXACT_RUNS, _spread_across_runs  # noqa: PLC0415  the subject
-
     n = _EXACT_RUNS + 120
     runs = [((i * 7919) % 101) / 100 for i in range(n)]
     out = _spread_across_runs({"reward": runs}, ["reward"], n)
