@@ -100,6 +100,24 @@ def test_resume_refuses_the_partial_of_another_input_of_the_same_size(
     assert not source_record_path(output).exists()
 
 
+def test_resume_refuses_an_input_changed_in_the_middle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Same size, same first and last 64 KiB: only a row in the middle differs. The rows graded
+    # before the change must not be kept as if they were this input's.
+    rows = [_row(f"r{i:03d}") for i in range(2000)]
+    source = _write(tmp_path / "in.jsonl", *rows)
+    output = tmp_path / "out.jsonl"
+    _interrupted(source, output)
+    middle = len(rows) // 2
+    rows[middle] = rows[middle].replace('"expected_answer": "A"', '"expected_answer": "B"')
+    _write(source, *rows)
+    assert source.stat().st_size == len("".join(rows).encode())
+    assert _grade(source, "-o", output, "--resume") == 2
+    assert "belongs to another run" in capsys.readouterr().err
+    assert not output.exists()
+
+
 def test_resume_refuses_a_partial_graded_in_another_mode(tmp_path: Path) -> None:
     a, _ = _same_length_inputs(tmp_path)
     output = tmp_path / "out.jsonl"
