@@ -6,8 +6,8 @@ holds, and writes a seeded sample of up to ``--per-check`` findings per check (e
 question and choices) to ``--out``, with a ``verdict:`` line to fill in by hand.
 
     python benchmarks/audit_precision.py \\
-        --group mmlupro ../shared/data/mmlupro/Yi-6b-Chat.jsonl.gz \\
-        --group gym ../shared/data/gym/*/*.jsonl --out /tmp/audit_samples.txt
+        --group mmlupro benchmarks/data/mmlupro/Yi-6b-Chat.jsonl.gz \\
+        --group gym benchmarks/data/gym/*/*.jsonl --out /tmp/audit_samples.txt
 
 Files given without ``--group`` form a group each, named after the file. ``.jsonl.gz`` files are
 read as the audit reads them. A finding that several files share (the same row, by uuid, with the

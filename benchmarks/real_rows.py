@@ -1,7 +1,7 @@
 """Grading cost on real rows, next to the cost of merely parsing them.
 
 For each row file (``.jsonl`` or ``.jsonl.gz``, NeMo Gym verify rows such as the MMLU-Pro outputs
-in ``../shared/data/mmlupro/`` and Gym's rollouts in ``../shared/data/gym/``) it prints, on one
+in ``benchmarks/data/mmlupro/`` and Gym's rollouts in ``benchmarks/data/gym/``) it prints, on one
 core and in this process:
 
 * ``orjson.loads`` of every line, streaming (the result dropped): the floor any verifier pays;

@@ -31,7 +31,7 @@ group: event loop and grading processes) per request, the least over the runs: i
 when another job takes the core, so it is the steadier figure of cost (1e6 / it = verifies/s
 that one core could give the server alone).
 
-    python benchmarks/serve_side_by_side.py /work/shared/data/mmlupro/*.jsonl.gz
+    python benchmarks/serve_side_by_side.py benchmarks/data/mmlupro/*.jsonl.gz
     python benchmarks/serve_side_by_side.py FILE --seconds 5 --repeat 2 --modes lenient_boxed
 """
 

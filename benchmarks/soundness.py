@@ -1,7 +1,7 @@
 """Verdict soundness on labelled real outputs, and every row of the row files graded in every mode.
 
 For each built-in mode (or ``--modes``) it prints, against LABELS (one JSON object a line:
-``model``, ``uuid``, ``label`` (a letter or null), ``kind``, as in ``../shared/data/mmlupro/``):
+``model``, ``uuid``, ``label`` (a letter or null), ``kind``, as in ``benchmarks/data/mmlupro/``):
 
 * agreement with the labels, overall and per label ``kind``;
 * letters given on rows whose label is null (the response committed to nothing);
@@ -14,7 +14,7 @@ row, by design.
 
 Usage::
 
-    python benchmarks/soundness.py ../shared/data/mmlupro/labels.jsonl ../shared/data/mmlupro
+    python benchmarks/soundness.py benchmarks/labels/mmlupro-extra.jsonl benchmarks/data/mmlupro
     python benchmarks/soundness.py LABELS ROWS_DIR --modes robust --show 20 --no-all-rows
 
 Exit status 1 when ``--min-agree`` / ``--max-false`` (fractions, checked for the first mode) or
