@@ -45,18 +45,26 @@ def test_the_bundled_samples_audit_with_their_planted_defects(tmp_path: Path) ->
     assert {"gold_not_in_choices", "prompt_options_mismatch", "choice_repeats_label"} <= checks
 
 
-README = Path(__file__).parents[1] / "README.md"
+ROOT = Path(__file__).parents[1]
+# The README and every page of the documentation site: their examples run as written.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _blocks(language: str, pages: list[Path] = PAGES) -> list[str]:
+    fence = f"```{language}\n"
+    return [
+        part.split("```", 1)[0] for page in pages for part in page.read_text(encoding="utf-8").split(fence)[1:]
+    ]
 
 
 def _readme_blocks(language: str) -> list[str]:
-    fence = f"```{language}\n"
-    return [part.split("```", 1)[0] for part in README.read_text(encoding="utf-8").split(fence)[1:]]
+    return _blocks(language)
 
 
-@pytest.mark.parametrize("index", range(len(_readme_blocks("python"))))
-def test_the_readme_python_blocks_run(index: int) -> None:
-    code = _readme_blocks("python")[index]
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=README.parent)
+@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+def test_the_python_blocks_of_the_readme_and_the_docs_run(index: int) -> None:
+    code = _blocks("python")[index]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_the_readme_rule_file_error_is_what_rules_check_prints(

@@ -1,4 +1,4 @@
-"""The package's layout stays what the README promises: no import circle, no oversized module, a
+"""The package's layout stays what the docs promise (docs/layout.md, docs/python.md): no import circle, no oversized module, a
 small root whose ``__all__`` is exactly what it defines, every error class in ``_errors.py`` and
 exported, a reason on every lazy import, ``py.typed`` shipped, and a fast ``import choicebox``.
 
@@ -373,16 +373,16 @@ first.join()
     _modules_loaded_by(code)
 
 
-README = SRC.parent / "README.md"
+DOCS = SRC.parent / "docs"
 
 
-def _readme_section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
+def _doc_section(page: str, title: str) -> str:
+    text = "\n" + (DOCS / page).read_text(encoding="utf-8")
     return text.split(f"\n{title}\n", 1)[1].split("\n#", 1)[0]
 
 
-def test_the_readme_layout_lists_what_the_package_holds() -> None:
-    block = _readme_section("## Layout").split("```text\n", 1)[1].split("```", 1)[0]
+def test_the_layout_page_lists_what_the_package_holds() -> None:
+    block = _doc_section("layout.md", "# Layout").split("```text\n", 1)[1].split("```", 1)[0]
     listed = [line.split()[0] for line in block.splitlines() if line.startswith("  ")]
     assert len(listed) == len(set(listed))
     present = {p.name for p in PACKAGE.glob("*.py")} | {
@@ -391,8 +391,8 @@ def test_the_readme_layout_lists_what_the_package_holds() -> None:
     assert sorted(listed) == sorted(present)
 
 
-def test_the_readme_names_the_root_and_what_each_public_submodule_holds() -> None:
-    section = _readme_section("### What is where")
+def test_the_python_page_names_the_root_and_what_each_public_submodule_holds() -> None:
+    section = _doc_section("python.md", "## What is where")
     root, table = section.split("Each family is a public submodule", 1)
     _, root_list = root.split(f"({len(choicebox.__all__)} names):", 1)
     names = {
