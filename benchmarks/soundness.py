@@ -169,6 +169,13 @@ def main() -> None:
     modes = args.modes.split(",") if args.modes else [m for m in registry.names() if registry.is_builtin(m)]
     labels = [json.loads(line) for line in args.labels.read_text(encoding="utf-8").splitlines() if line.strip()]
     files = row_files(args.rows_dir, args.labels)
+    absent = sorted({label["model"] for label in labels} - set(files))
+    if absent:
+        # A user who converted only some models' zips scores the labels of those models.
+        print(f"no row file for {', '.join(absent)}: their labels are left out", file=sys.stderr)
+        labels = [label for label in labels if label["model"] in files]
+        if not labels:
+            raise SystemExit("no labelled model has a row file in the rows directory")
     rows = labelled_rows(labels, files)
     print(f"{len(labels)} labelled rows ({sum(1 for x in labels if x['label'] is None)} null)")
     results = {mode: score(mode, labels, rows, args.show) for mode in modes}
