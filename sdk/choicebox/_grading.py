@@ -225,25 +225,14 @@ def grade_text(
     """
     errors: list[str] = []
     read = reading_text(mode, text)
-    if read is None:
-        return _verdict(
-            mode,
-            expected,
-            Extraction(None, failure="unfinished_reasoning", detail="a reasoning block never closes"),
-            None,
-            primary=False,
-            errors=errors,
+    if read is None or not read or read.isspace():
+        unread = (
+            Extraction(None, failure="unfinished_reasoning", detail="a reasoning block never closes")
+            if read is None
+            else Extraction(None, failure="empty", detail="the output is empty")
         )
+        return _verdict(mode, expected, unread, None, primary=False, errors=errors)
     text = read
-    if not text or text.isspace():
-        return _verdict(
-            mode,
-            expected,
-            Extraction(None, failure="empty", detail="the output is empty"),
-            None,
-            primary=False,
-            errors=errors,
-        )
     context = Context(
         text, options, regex_timeout=regex_timeout, answer_prefix=answer_prefix, question=question
     )
