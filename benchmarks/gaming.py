@@ -138,6 +138,8 @@ def main() -> None:
             marks.append("x" if hit else ".")
         print(f"{name:<44}" + "".join(f"{m:>19}" for m in marks))
     print(f"{'strategies that earn':<44}" + "".join(f"{earned[n]:>16}/{len(STRATEGIES)}" for n in names))
+    # The mean over every strategy and gold letter: what a policy that games blindly earns.
+    print(f"{'mean reward':<44}" + "".join(f"{sum(columns[n]) / len(columns[n]):>19.3f}" for n in names))
 
 
 if __name__ == "__main__":

@@ -24,9 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import choicebox
-from choicebox import MCQASample
+from choicebox import MCQASample, default_registry
 
-TRAINING_MODES = ("robust", "strict_single_letter_boxed", "lenient_boxed")
+# Every mode that declares itself fit for training (``fit_for_training: true`` in its YAML) is
+# held to the property; the three built-in ones must stay among them.
+TRAINING_MODES = tuple(sorted(mode.id for mode in default_registry() if mode.fit_for_training))
 COLON_MODES = ("lenient_answer_colon", "lenient_answer_colon_md")
 
 FOUR = "ABCD"
@@ -175,6 +177,11 @@ def test_options_whose_texts_hold_their_letter_restated_earn_nothing(mode: str, 
     # "C. option C\nD. option D": each line ends with a letter, as a closing answer would.
     letters, text = case
     assert _rewards(text, mode, letters, style="lettered") == [0.0] * len(letters), text
+
+
+def test_the_built_in_training_modes_declare_it() -> None:
+    assert TRAINING_MODES == ("lenient_boxed", "robust", "strict_single_letter_boxed")
+    assert not default_registry().get("mmlu_pro").fit_for_training  # a reporting mode
 
 
 def test_the_named_exception_is_real() -> None:

@@ -44,7 +44,7 @@ COMPONENTS: Final = ("correctness", "format", "unambiguous")
 
 _MODE_KEYS: Final = frozenset(
     {"version", "id", "description", "extends", "overrides", "resolve", "strategy",
-     "strip_reasoning", "strip_invisible", "weights", "chain", "examples", "deviations"}
+     "strip_reasoning", "strip_invisible", "fit_for_training", "weights", "chain", "examples", "deviations"}
 )  # fmt: skip
 _ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "when"})
 _WHEN: Final = ("answer_prefix", "no_commitment")
@@ -94,6 +94,7 @@ class GradingMode:
     policy: Policy = attrs.field(factory=FirstStep)
     strip_reasoning: bool = False
     strip_invisible: bool = False
+    fit_for_training: bool = False
     weights: Mapping[str, float] = attrs.field(factory=lambda: {"correctness": 1.0})
     examples: tuple[ModeExample, ...] = ()
     deviations: tuple[str, ...] = ()
@@ -410,6 +411,10 @@ def _parse_composed(
     invisible = raw.get("strip_invisible", parent.strip_invisible if parent else False)
     if not isinstance(invisible, bool):
         raise located.error("strip_invisible must be true or false", items["strip_invisible"][1])
+    # Not inherited: a mode that extends a training mode has not been held to the property yet.
+    training = raw.get("fit_for_training", False)
+    if not isinstance(training, bool):
+        raise located.error("fit_for_training must be true or false", items["fit_for_training"][1])
     weights = raw.get("weights", dict(parent.weights) if parent else {"correctness": 1.0})
     if not isinstance(weights, dict) or not weights:
         raise located.error("weights must map reward components to numbers", items["weights"][1])
@@ -440,6 +445,7 @@ def _parse_composed(
         policy=policy,
         strip_reasoning=strip,
         strip_invisible=invisible,
+        fit_for_training=training,
         weights={k: float(v) for k, v in weights.items()},
         examples=tuple(examples),
         deviations=tuple(deviations),
