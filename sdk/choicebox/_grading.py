@@ -53,17 +53,16 @@ _INVISIBLE: Final = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u
 # Combining marks piled on a capital that stands alone ("A\u0301 or B"): a letter in disguise.
 # Only after a lone capital, so that a decomposed word ("cafe\u0301") keeps its accent.
 _MARKED_LETTER: Final = re.compile("(?<![A-Za-z])([A-Z])[\u0300-\u036f\u20d0-\u20ff]++")
+# Either kind, looked for in one scan: most texts hold neither.
+_EITHER: Final = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\u0300-\u036f\u20d0-\u20ff]")
 
 
 def reading_text(mode: GradingMode, text: str) -> str | None:
     """The text a mode's steps read: without invisible characters and marks piled on a lone
     letter (``strip_invisible``) and without reasoning blocks (``strip_reasoning``); ``None``
     when a reasoning block never closes."""
-    if mode.strip_invisible and not text.isascii():
-        if _INVISIBLE.search(text):
-            text = _INVISIBLE.sub("", text)
-        if _MARKED_LETTER.search(text):
-            text = _MARKED_LETTER.sub(r"\1", text)
+    if mode.strip_invisible and not text.isascii() and _EITHER.search(text):
+        text = _MARKED_LETTER.sub(r"\1", _INVISIBLE.sub("", text))
     return _strip_reasoning(text) if mode.strip_reasoning else text
 
 
