@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from choicebox import jsonl
+from choicebox.cli import main
 from choicebox.jsonl import BadLine, JsonlRow, dumps, iter_jsonl, loads
 
 CONTENT = b'{"a": 1}\n\n{"a": 2\n   \n[3]\n{"a": "\xc3\xa9"}\r\nnot json\n{"a": 4}'
@@ -109,3 +111,32 @@ def test_the_former_name_of_a_bad_line_still_works() -> None:
     items = list(iter_jsonl(io.BytesIO(b"not json\n")))
     assert JsonlError is BadLine
     assert isinstance(items[0], JsonlError)
+
+
+def test_a_line_longer_than_the_bound_is_a_bad_line_and_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A gzip bomb's 4 GiB line, scaled down: the bound is lowered so the test stays small.
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 4500)
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"a": 1}\n' + b'{"x": "' + b"0" * 9000 + b'"}\n' + b'{"b": 2}\n')
+    first, long, last = list(iter_jsonl(path))
+    assert isinstance(first, JsonlRow)
+    assert first.value == {"a": 1}
+    assert isinstance(long, BadLine)
+    assert long.line == 2
+    assert "longer than 4,500 bytes" in long.message
+    assert long.raw == (b'{"x": "' + b"0" * 9000)[: jsonl.RAW_FIELD_BYTES]
+    assert isinstance(last, JsonlRow)
+    assert (last.line, last.value) == (3, {"b": 2})
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_audit_and_explain_refuse_a_device_instead_of_reading_it_for_ever(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+
+    assert main(["audit", "/dev/zero"]) == 2
+    assert "/dev/zero: not a regular file" in capsys.readouterr().err
+    assert main(["explain", "/dev/zero", "--line", "1"]) == 2
+    assert "/dev/zero: not a regular file" in capsys.readouterr().err

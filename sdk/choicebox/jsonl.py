@@ -19,6 +19,7 @@ import orjson
 from ._errors import located
 
 __all__ = [
+    "MAX_LINE_BYTES",
     "RAW_FIELD_BYTES",
     "UTF8_BOM",
     "BadLine",
@@ -35,6 +36,9 @@ __all__ = [
 UTF8_BOM: Final = b"\xef\xbb\xbf"
 # An error row copies at most this many bytes of its bad line: a 20 MB line is not copied whole.
 RAW_FIELD_BYTES: Final = 4096
+# The longest line read whole: a longer one (a 4 GiB line out of a gzip bomb) is a bad line, its
+# first bytes kept and the rest read past without holding it, so no input exhausts memory.
+MAX_LINE_BYTES: Final = 64 * 2**20
 
 JsonStyle: TypeAlias = Literal["compact", "python"]
 
@@ -126,8 +130,29 @@ def iter_jsonl(source: str | Path | IO[bytes]) -> Iterator[JsonlRow | BadLine]:
         yield from _iter_lines(source, name if isinstance(name, str) else None)
 
 
+def numbered_lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+    """``(number, line, whole)`` for each line of ``handle``: a line longer than
+    ``MAX_LINE_BYTES`` comes as its first ``RAW_FIELD_BYTES`` with ``whole`` false, the rest of
+    it read past in bounded pieces."""
+    number = 0
+    while read := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(read) <= MAX_LINE_BYTES or read.endswith(b"\n"):
+            yield number, read, True
+            continue
+        head = read[:RAW_FIELD_BYTES]
+        del read  # the piece read so far is not kept while the rest goes by
+        while (piece := handle.readline(MAX_LINE_BYTES)) and not piece.endswith(b"\n"):
+            pass
+        yield number, head, False
+
+
 def _iter_lines(handle: IO[bytes], path: str | None) -> Iterator[JsonlRow | BadLine]:
-    for number, read in enumerate(handle, start=1):
+    for number, read, whole in numbered_lines(handle):
+        if not whole:
+            message = f"the line is longer than {MAX_LINE_BYTES:,} bytes: not read"
+            yield BadLine(line=number, message=message, raw=read, path=path)
+            continue
         raw = read[len(UTF8_BOM) :] if number == 1 and read.startswith(UTF8_BOM) else read
         if not raw.strip():
             continue

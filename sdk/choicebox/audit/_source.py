@@ -25,7 +25,10 @@ def is_gzip(path: str | Path) -> bool:
 
 
 def read_rows(path: str | Path) -> Iterator[JsonlRow | BadLine]:
-    """Each non-blank line of ``path``, decoded (gzip is decompressed on the fly)."""
+    """Each non-blank line of ``path``, decoded (gzip is decompressed on the fly). A device or a
+    pipe (``/dev/zero``) is refused: it would be read for ever."""
+    if Path(path).exists() and not Path(path).is_file():
+        raise OSError(0, "not a regular file", str(path))
     if not is_gzip(path):
         yield from iter_jsonl(path)
         return

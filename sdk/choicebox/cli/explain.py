@@ -129,9 +129,14 @@ def _options(pairs: Sequence[str] | None) -> dict[str, str]:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    from choicebox.jsonl import numbered_lines  # noqa: PLC0415  on use only
+
+    if path.exists() and not path.is_file():  # a device or a pipe would be read for ever
+        raise _UsageError(f"{path}: not a regular file")
     with path.open("rb") as raw:
         handle: IO[bytes] = gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw  # type: ignore[assignment]
-        yield from enumerate(handle, start=1)
+        for number, line, whole in numbered_lines(handle):
+            yield number, line if whole else b""  # too long to be a row: nothing to explain
 
 
 def _row(path: Path, line: int | None, uuid: str | None) -> dict[str, Any]:
