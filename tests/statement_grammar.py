@@ -3,7 +3,7 @@ stand around a statement, composed into whole responses.
 
 Every part is written once; a response is one choice of each part. A positive composition states
 one letter and must be read as that letter; a negative one commits to no single option and must be
-read as none. ``tests/test_statement_grammar.py`` draws compositions with Hypothesis, and
+read as none. ``tests/find/test_statement_grammar.py`` draws compositions with Hypothesis, and
 ``python tests/statement_grammar.py MODE`` walks the whole product to say which combinations a mode reads.
 
 The parts are the forms real responses use (the project's own wording, written from the patterns

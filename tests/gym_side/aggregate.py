@@ -5,7 +5,7 @@
 Reads a JSON list of cases, each ``{"name": ..., "verify_responses": [...]}``, posts each one to
 the ``/aggregate_metrics`` route of Gym's own ``mcqa`` resources server (its FastAPI app, in
 process, through Starlette's test client) and writes the replies as a JSON list in the same
-order. ``tests/test_gym_metrics.py`` compares them with choicebox's.
+order. ``tests/serve/test_gym_metrics.py`` compares them with choicebox's.
 """
 
 import json

@@ -2,7 +2,7 @@
 
 Deterministic (seeded) lists of verify responses in the shapes Gym's collection posts: indices,
 ``reward``, ``extracted_answer``, other numeric fields, ``response.usage``, masked rows. Used by
-``tests/test_gym_metrics.py`` and by ``record.py``, which records Gym's replies to them.
+``tests/serve/test_gym_metrics.py`` and by ``record.py``, which records Gym's replies to them.
 """
 
 from __future__ import annotations

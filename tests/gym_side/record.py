@@ -2,7 +2,7 @@
 
     python tests/gym_side/record.py      # with choicebox installed; Gym's venv as in env.py
 
-Writes ``tests/fixtures/gym_metrics_expected.json``, which ``tests/test_gym_metrics.py``
+Writes ``tests/fixtures/gym_metrics_expected.json``, which ``tests/serve/test_gym_metrics.py``
 compares choicebox against on every run (and, when Gym is installed, re-derives live).
 """
 

@@ -3,7 +3,7 @@
 Gym calls ``scipy.stats.t.interval(0.95, df, loc, scale)``; choicebox does not depend on scipy,
 so the quantile is computed here: Newton's method on the t distribution's tail, which is a
 regularized incomplete beta function evaluated by its continued fraction. The result agrees with
-scipy's to about 1e-15 relative (``tests/test_gym_metrics.py`` checks it against recorded values).
+scipy's to about 1e-15 relative (``tests/serve/test_gym_metrics.py`` checks it against recorded values).
 """
 
 from __future__ import annotations

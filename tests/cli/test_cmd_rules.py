@@ -10,7 +10,7 @@ import pytest
 from choicebox._modes import RULES_DIR_ENV
 from choicebox.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures" / "rules"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "rules"
 BUILTIN_MODES = [
     "lenient_answer_colon",
     "lenient_answer_colon_md",

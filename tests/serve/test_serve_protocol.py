@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import orjson
 import pytest
 import uvicorn
+from test_serve import _request
 from uvicorn.server import ServerState
 
 from choicebox.server import create_app
@@ -29,7 +30,6 @@ from choicebox.server._http import (
     _CoalescedWrites,
     _limits,
 )
-from test_serve import _request
 
 
 class _Recording(asyncio.Transport):

@@ -45,7 +45,7 @@ from gym_side.env import gym_venv, run_gym_python, site_packages
 
 pytestmark = pytest.mark.gym
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the tests folder
 FIXTURES = HERE / "fixtures" / "gym_e2e"
 EXAMPLE = HERE.parent / "examples" / "nemo_gym"
 REPLIES: dict[str, dict[str, Any]] = json.loads((FIXTURES / "replies.json").read_text("utf-8"))

@@ -387,7 +387,7 @@ def test_worked_examples_reproduced_key_by_key(
     rows: list[dict[str, Any]], agent: dict[str, Any], key: dict[str, Any]
 ) -> None:
     # What choicebox grade streams: the means and the mcqa server's own metrics (the profile
-    # statistics of Gym 0.7.0 are tests/test_gym_metrics.py's).
+    # statistics of Gym 0.7.0 are tests/serve/test_gym_metrics.py's).
     result = aggregate_metrics(rows, profile=False)
     # Exact float equality and the same key order as the reference's JSON.
     assert list(result["agent_metrics"].items()) == list(agent.items())

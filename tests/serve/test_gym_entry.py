@@ -23,7 +23,7 @@ from choicebox import GymConfigError
 from choicebox.cli import main
 from choicebox.server import GymServerConfig, load_gym_config
 
-SERVER_DIR = Path(__file__).parents[1] / "examples" / "nemo_gym" / "resources_servers"
+SERVER_DIR = Path(__file__).parents[2] / "examples" / "nemo_gym" / "resources_servers"
 APP = SERVER_DIR / "choicebox_mcqa" / "app.py"
 
 

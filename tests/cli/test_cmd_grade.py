@@ -28,10 +28,10 @@ from choicebox.cli import grade as grade_command
 from choicebox.cli import main
 from choicebox.render import VERDICT_KEYS
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 MIXED = FIXTURES / "rollouts_mixed.jsonl"
 ERRORS = FIXTURES / "rollouts_errors.jsonl"
-EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "rollouts.jsonl"
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:

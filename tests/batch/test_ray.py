@@ -28,7 +28,7 @@ from choicebox.batch.ray import (  # noqa: E402
 )
 from choicebox.cli import main  # noqa: E402
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 # Ray's own DataContext warns about its deprecated settings; nothing here sets them.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context")
 

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from test_serve import _request, _response, _start
 
 from choicebox._modes import default_registry
 from choicebox.cli import build_parser
@@ -30,7 +31,6 @@ from choicebox.server._app import (
     respond,
 )
 from choicebox.server._http import DEFAULT_HEADER_TIMEOUT
-from test_serve import _request, _response, _start
 
 BIG = 6_000_000  # a bad value this long must not come back whole
 

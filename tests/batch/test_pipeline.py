@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Generator, Iterator
 from multiprocessing.pool import AsyncResult
@@ -46,8 +45,8 @@ from choicebox.metrics import (
 from choicebox.metrics._records import EXEMPLARS_PER_KIND, failed, failure_kind
 from choicebox.render._records import _task_key, record_of
 
-FIXTURES = Path(__file__).parent / "fixtures"
-EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "rollouts.jsonl"
 SOURCES = [FIXTURES / "rollouts_mixed.jsonl", FIXTURES / "rollouts_errors.jsonl", EXAMPLE]
 # Fields to count categories by: one of the input's and three that only the output has.
 BY = ("metadata.subject", "grading_failure", "options_source", "reward_components.format")
@@ -436,18 +435,24 @@ def test_the_output_is_on_disk_before_it_is_renamed_and_the_metrics_are_written_
     output = tmp_path / "out.jsonl"
     events: list[str] = []
     real_fsync, real_replace = os.fsync, os.replace
+    aggregate, failures = (path.name for path in sidecar_paths(output))
+    metrics_written = threading.Event()
 
     def fsync(fd: int) -> None:
         # The partial output, by a descriptor of its own: the run closes its own before waiting.
         assert os.path.samefile(f"/proc/self/fd/{fd}", partial_path(output))
         events.append("fsync starts")
-        time.sleep(0.2)  # a slow disk: the run must wait for it before the rename
+        # A disk that is slow until the metrics are written: a run that wrote them only after
+        # the fsync would leave this waiting out its minute, and fail below. No clock is raced.
+        metrics_written.wait(timeout=60)
         real_fsync(fd)
         events.append("fsync ends")
 
     def replace(src: Any, dst: Any) -> None:
         events.append(f"replace {Path(dst).name}")
         real_replace(src, dst)
+        if Path(dst).name == failures:
+            metrics_written.set()
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
@@ -456,7 +461,6 @@ def test_the_output_is_on_disk_before_it_is_renamed_and_the_metrics_are_written_
     assert events.count("fsync ends") == 1
     assert events.index("fsync ends") < events.index("replace out.jsonl") == len(events) - 1
     # The metrics files were written while the disk worked.
-    aggregate, failures = (path.name for path in sidecar_paths(output))
     written = events[events.index("fsync starts") + 1 : events.index("fsync ends")]
     assert written == [f"replace {aggregate}", f"replace {failures}"]
     assert output.exists()

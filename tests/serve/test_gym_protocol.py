@@ -25,7 +25,7 @@ from gym_side.env import gym_venv
 
 pytestmark = pytest.mark.gym
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the tests folder
 OPTIONS = [{"A": "Oxygen"}, {"B": "Nitrogen"}, {"C": "Argon"}]
 EPISODE = {"rollout_id": "12-0", "attempt": 0}
 SEED = {

@@ -196,7 +196,7 @@ def test_text_ending_at_reads_the_words_backwards() -> None:
 # 240 responses written for the project in the styles of other model families (chat and base
 # models, R1-style reasoning, other languages), each with the letter its writer says it commits
 # to. The rows ``robust`` still reads otherwise are listed with why; a fix makes its xfail fail.
-_STYLES_FIXTURE = Path(__file__).parent / "fixtures" / "answer_styles.jsonl"
+_STYLES_FIXTURE = Path(__file__).parents[1] / "fixtures" / "answer_styles.jsonl"
 _KNOWN_MISSES = {
     20: "'Response: Option B' then a rationale: 'Response:' is no answer label",
     25: "'A is correct.' opening the response: a bare capital A is read as English",
@@ -212,7 +212,7 @@ _KNOWN_MISSES = {
 # A second set, written later by another writer (chat models by family, base models continuing a
 # few-shot prompt, thirteen languages), each row naming the family it imitates. The rows still read
 # otherwise are known misses: the writer's own description of each says what is not read yet.
-_STYLES_FIXTURE_2 = Path(__file__).parent / "fixtures" / "answer_styles_2.jsonl"
+_STYLES_FIXTURE_2 = Path(__file__).parents[1] / "fixtures" / "answer_styles_2.jsonl"
 _KNOWN_MISSES_2 = frozenset({22, 37, 39, 52, 102, 105, 139, 158, 181, 185})
 
 

@@ -28,8 +28,8 @@ from choicebox.audit._checks import regex_reads
 from choicebox.batch import Grader
 from choicebox.server._app import ClientError, Verifier
 
-FIXTURES = Path(__file__).parent / "fixtures"
-EXAMPLE = Path(__file__).parent.parent / "examples" / "rollouts.jsonl"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "rollouts.jsonl"
 
 GRADER = Grader()
 VERIFIER = Verifier(default_registry())

@@ -24,7 +24,7 @@ from gym_side.compare import assert_same_as_gym
 from gym_side.env import gym_venv, run_gym_python
 from gym_side.record import FIXTURE, inputs_digest
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # the tests folder
 CASES = metrics_cases()
 RECORDED = json.loads(FIXTURE.read_text(encoding="utf-8"))
 

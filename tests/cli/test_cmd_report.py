@@ -8,7 +8,7 @@ import pytest
 
 from choicebox.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def test_report_renders_the_metrics_and_the_failure_analysis_beside_them(tmp_path: Path) -> None:

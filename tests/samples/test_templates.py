@@ -14,7 +14,7 @@ import regex
 from choicebox import MCQASample, PromptTemplate, SampleError, TemplateError, templates
 from choicebox._templates import parse_template
 
-TEMPLATE_DIR = Path(__file__).parents[1] / "sdk" / "choicebox" / "prompt_templates"
+TEMPLATE_DIR = Path(__file__).parents[2] / "sdk" / "choicebox" / "prompt_templates"
 OPTIONS = {"A": "Mercury", "B": "Venus", "C": "Earth"}
 
 

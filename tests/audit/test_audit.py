@@ -30,10 +30,10 @@ from choicebox.audit._prompt import prompt_option_problems
 from choicebox.audit._question import question_problems
 from choicebox.audit._tidy import column_layout, tidy, untidy_problems
 
-FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"
 CONTROLS = FIXTURES / "controls.jsonl"
-EXAMPLES = Path(__file__).parent.parent / "examples" / "samples.jsonl"
+EXAMPLES = Path(__file__).parents[2] / "examples" / "samples.jsonl"
 
 
 def _planted(path: Path) -> dict[int, str | None]:

@@ -13,10 +13,10 @@ import pytest
 from choicebox.audit import audit_checks
 from choicebox.cli import audit as audit_command
 
-FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"
 CONTROLS = FIXTURES / "controls.jsonl"
-EXAMPLES = Path(__file__).parent.parent / "examples" / "samples.jsonl"
+EXAMPLES = Path(__file__).parents[2] / "examples" / "samples.jsonl"
 
 
 def _main(argv: list[str]) -> int:

@@ -29,10 +29,10 @@ from choicebox.audit import (
 )
 from choicebox.audit._tidy import column_layout, tidy
 
-FIXTURES = Path(__file__).parent / "fixtures" / "audit"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "audit"
 DEFECTS = FIXTURES / "defects.jsonl"
 CONTROLS = FIXTURES / "controls.jsonl"
-EXAMPLES = Path(__file__).parent.parent / "examples" / "samples.jsonl"
+EXAMPLES = Path(__file__).parents[2] / "examples" / "samples.jsonl"
 FIXABLE = {"untidy_text", "choice_repeats_label", "prompt_options_mismatch"}
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from choicebox import MCQASample, WireFormatError, grade
 
-FIXTURE = Path(__file__).parent / "fixtures" / "conformance.jsonl"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "conformance.jsonl"
 _CASE_KEYS = {
     "id", "behaviour", "output", "options", "expected_answer", "grading_mode",
     "config_grading_mode", "template_metadata", "want_extracted", "want_reward", "want_failure",

@@ -13,7 +13,7 @@ import pytest
 from choicebox.cli import main
 from choicebox.compare import RECORDED, ROW_MODE, compare_file, mcnemar_exact, render_html
 
-FIXTURES = Path(__file__).parent / "fixtures" / "gym_e2e"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "gym_e2e"
 REPLIES: dict[str, dict[str, Any]] = json.loads((FIXTURES / "replies.json").read_text("utf-8"))
 
 

@@ -453,7 +453,7 @@ def test_a_verify_request_with_bad_data_is_masked_not_refused(
 ) -> None:
     """Gym aborts a whole collection on a 4xx: one bad row must not sink a run. The masked
     reply names the field, drops the stale verdict of a row graded before, and validates as
-    Gym's verify response (tests/test_gym_protocol.py checks that with Gym's models)."""
+    Gym's verify response (tests/serve/test_gym_protocol.py checks that with Gym's models)."""
     stale = {"grading_failure": "wrong_answer", "extraction_step": "boxed_letter"}
     reply = client.post("/verify", json=_request(**fields, **stale))
     reason = _masked(reply)

@@ -22,7 +22,7 @@ from choicebox import (
 from choicebox._wire import MC_WIRE_KEYS, MCQA_WIRE_KEYS, TEMPLATE_WIRE_KEYS
 from choicebox.jsonl import dumps, loads
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 # --- strategies --------------------------------------------------------------------------------
 
