@@ -1,4 +1,4 @@
-"""PayloadReading an answer's payload where it stands in the text: after "the answer is", "Answer:",
+"""Reading an answer's payload where it stands in the text: after "the answer is", "Answer:",
 "I choose", inside a box.
 
 ``read_at(text, position, limit)`` reads what follows ``position`` and says what it is: one
