@@ -611,3 +611,26 @@ def test_appending_the_verdict_to_the_input_bytes_equals_re_encoding_the_row() -
         if out.startswith(raw.rstrip()[:-1]):
             spliced += 1
     assert spliced > 0  # the fast path really ran
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_input_that_is_no_regular_file_is_named_for_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["grade", str(tmp_path), "-o", str(tmp_path / "out.jsonl")]) == 2
+    assert "not a regular file: a directory" in capsys.readouterr().err
+    assert main(["grade", "/dev/zero", "-o", str(tmp_path / "out.jsonl")]) == 2
+    assert "not a regular file: a device, pipe or socket" in capsys.readouterr().err
+    assert main(["grade", str(tmp_path / "absent.jsonl")]) == 2
+    assert "no such input file" in capsys.readouterr().err
+
+
+def test_a_category_cannot_drive_the_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    row = json.loads(EXAMPLE.read_text(encoding="utf-8").splitlines()[0])
+    row["metadata"] = {"category": "\x1b[2J\x1b[31mred"}
+    source = tmp_path / "rows.jsonl"
+    source.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    main(["grade", str(source), "--by", "metadata.category", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "\\x1b[2J\\x1b[31mred" in err

@@ -132,6 +132,17 @@ def create_new(path: Path) -> int:
     return os.open(path, flags, 0o666)
 
 
+def input_problem(source: Path) -> str | None:
+    """Why ``source`` cannot be graded as an input file, or ``None`` when it can."""
+    if source.is_file():
+        return None
+    if not source.exists():
+        return "no such input file"
+    if source.is_dir():
+        return "not a regular file: a directory"
+    return "not a regular file: a device, pipe or socket (it could be read for ever)"
+
+
 # --- which input a partial file holds --------------------------------------------------------
 
 # The input is read in blocks of this size to be fingerprinted.

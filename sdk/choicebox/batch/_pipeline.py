@@ -34,6 +34,7 @@ from ._files import (
     check_target,
     check_targets,
     default_output,
+    input_problem,
     input_spans,
     partial_path,
     sidecar_paths,
@@ -139,8 +140,9 @@ def grade_with(
     file keeps every row written so far, for ``resume``.
     """
     source = Path(input_path)
-    if not source.is_file():
-        raise BatchError("no such input file", path=str(source))
+    problem = input_problem(source)
+    if problem is not None:
+        raise BatchError(problem, path=str(source))
     output = Path(output_path) if output_path is not None else default_output(source)
     check_targets(source, output)
     partial = partial_path(output)

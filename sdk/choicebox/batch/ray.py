@@ -41,7 +41,7 @@ import orjson
 from choicebox._errors import BatchError
 from choicebox._modes import default_registry
 from choicebox.batch._engine import Grader
-from choicebox.batch._files import Span, input_spans
+from choicebox.batch._files import Span, input_problem, input_spans
 from choicebox.batch._pipeline import (
     CHUNK_BYTES,
     BatchResult,
@@ -243,8 +243,9 @@ def read_lines(path: str | Path, *, chunk_bytes: int = CHUNK_BYTES) -> ray.data.
     engine's do.
     """
     source = Path(path).resolve()
-    if not source.is_file():
-        raise BatchError("no such input file", path=str(source))
+    problem = input_problem(source)
+    if problem is not None:
+        raise BatchError(problem, path=str(source))
     with open(source, "rb") as handle:
         spans = _span_items(source, input_spans(handle, offset=0, first_line=1, size=chunk_bytes))
     if not spans:

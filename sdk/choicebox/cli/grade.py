@@ -270,10 +270,10 @@ def _print_summary(result: BatchResult, err: IO[str]) -> None:
     for field, entries in metrics.categories.items():
         worst = sorted(entries, key=lambda entry: (entry.mean_reward, entry.category))
         shown = ", ".join(
-            f"{entry.category} {_percent(entry.mean_reward)} (n={entry.n_samples or 0:,})"
+            f"{_printable(entry.category)} {_percent(entry.mean_reward)} (n={entry.n_samples or 0:,})"
             for entry in worst[:_WORST_CATEGORIES]
         )
-        lines.append(f"worst {field}: {shown}" if shown else f"worst {field}: none")
+        lines.append(f"worst {_printable(field)}: {shown}" if shown else f"worst {_printable(field)}: none")
     failures = metrics.failure_analysis
     if failures is not None and failures.categories:
         shown = ", ".join(
@@ -285,3 +285,11 @@ def _print_summary(result: BatchResult, err: IO[str]) -> None:
     if result.errors:
         lines.append(f'error rows carry an "error" field: grep \'"error"\' {result.output}')
     err.write("".join(line + os.linesep for line in lines))
+
+
+def _printable(text: str) -> str:
+    """``text`` with control and other unprintable characters escaped: a category comes from the
+    data, and an ANSI escape sequence in it must not drive the user's terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
