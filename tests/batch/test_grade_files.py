@@ -365,3 +365,20 @@ def test_a_closed_pipe_ends_the_command_quietly(args: list[str]) -> None:
     assert proc.returncode in (141, 0)  # 0 when a write never happened (--help exits first)
     if args != ["--help"]:
         assert proc.returncode == 141
+
+
+def test_a_metrics_file_that_cannot_be_written_is_named_not_its_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from choicebox.batch import _files
+
+    target = tmp_path / "out_aggregate_metrics.json"
+
+    def full_disk(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device", str(src))
+
+    monkeypatch.setattr(_files.os, "replace", full_disk)
+    with pytest.raises(OSError, match="No space left") as raised:
+        _files.write_json(target, {"a": 1})
+    assert raised.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []  # and the temporary file is gone

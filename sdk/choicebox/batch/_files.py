@@ -9,6 +9,7 @@ and which mode the partial file holds, so that ``resume`` refuses another's.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -56,10 +57,21 @@ def source_record_path(output: str | Path) -> Path:
 def write_json(path: Path, value: Any) -> None:
     """``value`` as indented JSON at ``path``, replacing it atomically (a regular file only)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with os.fdopen(create_new(tmp), "wb") as handle:
-        handle.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
-    check_target(path)
-    os.replace(tmp, path)
+    created = False
+    try:
+        with os.fdopen(create_new(tmp), "wb") as handle:
+            created = True
+            handle.write(orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n")
+        check_target(path)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        if created:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            # The file the user asked for, not the temporary one beside it.
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
 
 
 # --- where a run may write ------------------------------------------------------------------
