@@ -469,7 +469,13 @@ def load_mode_file(
 def _rule_paths(directory: Path) -> list[Path]:
     if not directory.is_dir():
         raise RuleFileError("not a directory of rule files", path=str(directory))
-    return sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    paths = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml"))
+    for path in paths:
+        if not path.is_file():
+            # A rule file that is a device, a pipe or a directory (also behind a link) is refused
+            # by name, as a link that leaves the directory is: never skipped in silence.
+            raise RuleFileError("not a regular file", path=str(path))
+    return paths
 
 
 def _composed(path: str, text: str) -> tuple[_Located, yaml.Node, dict[str, Any]] | None:

@@ -751,3 +751,11 @@ def test_a_renamed_step_kind_is_named_with_its_new_name() -> None:
     mode, _ = parse_mode(body.replace("kind: conclusion", "kind: concluding_sentence"), path="m.yaml")
     options = {"A": "one", "B": "two", "C": "three"}
     assert grade_text("Thinking it over. So, B.", options, "B", mode).correct
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_rule_file_that_is_no_regular_file_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    with pytest.raises(RuleFileError, match="not a regular file") as raised:
+        ModeRegistry.with_builtins([tmp_path])
+    assert "zero.yaml" in str(raised.value)
