@@ -24,6 +24,7 @@ from .render import Verdict
 from .resolve import REGEX_FAILURES, Ruling
 
 __all__ = [
+    "MAX_OUTPUT_CHARS",
     "TEMPLATE_STEP",
     "grade",
     "grade_many",
@@ -35,6 +36,11 @@ __all__ = [
 ]
 
 TEMPLATE_STEP: Final = "template_regex"
+# The per-row budget every mode honours: an output longer than this is not read (a verdict of
+# failure ``too_long``, reward 0), so no single output can hold a worker for long. Grading is
+# linear in the length, and at this size the costliest mode (robust, on adversarial text) takes a
+# few seconds; real outputs, reasoning included, are a few hundred kilobytes at most.
+MAX_OUTPUT_CHARS: Final = 1_000_000
 
 
 # --- reasoning blocks and refusals ---------------------------------------------------------------
@@ -223,6 +229,9 @@ def grade_text(
     none of them, and the verdict's ``errors`` say so.
     """
     errors: list[str] = []
+    if len(text) > MAX_OUTPUT_CHARS:
+        detail = f"the output is {len(text):,} characters, more than the {MAX_OUTPUT_CHARS:,} a mode reads"
+        return _verdict(mode, expected, Extraction(None, failure="too_long", detail=detail), None, primary=False, errors=errors)
     read = reading_text(mode, text)
     if read is None or not read or read.isspace():
         unread = (

@@ -19,6 +19,7 @@ from choicebox import (
     grade_many,
     grade_text,
 )
+from choicebox._grading import MAX_OUTPUT_CHARS
 from choicebox._modes import parse_mode
 from choicebox.render import VERDICT_KEYS
 from choicebox.testing import mcqa_sample
@@ -575,3 +576,15 @@ def test_grade_never_raises_on_answer_like_text(mode: str, text: str) -> None:
 def test_grade_never_raises_with_an_answer_prefix(mode: str, text: str, prefix: str) -> None:
     sample = mcqa_sample(output_regex=[r"NEVER_([A-D])", "(["], answer_prefix=prefix)
     _check_verdict(grade(sample, text, mode=mode))
+
+
+@pytest.mark.parametrize("mode", sorted(m.id for m in default_registry()))
+def test_an_output_past_the_budget_is_not_read_in_any_mode(mode: str) -> None:
+    # The per-row budget: past MAX_OUTPUT_CHARS nothing is read, whatever the output says.
+    sample = mcqa_sample("ABCD", "B")
+    at_the_limit = "x" * (MAX_OUTPUT_CHARS - len("\\boxed{B} Answer: B")) + "\\boxed{B} Answer: B"
+    assert grade(sample, at_the_limit, mode=mode).failure != "too_long"
+    past = at_the_limit + " "
+    verdict = grade(sample, past, mode=mode)
+    assert (verdict.failure, verdict.reward, verdict.extracted_answer) == ("too_long", 0.0, None)
+    assert f"{len(past):,} characters" in verdict.detail

@@ -38,6 +38,7 @@ FailureKind: TypeAlias = Literal[
     "regex_timeout",
     "invalid_output",
     "unfinished_reasoning",
+    "too_long",
     "wrong_answer",
 ]
 FAILURE_KINDS: tuple[str, ...] = FailureKind.__args__  # type: ignore[attr-defined]
