@@ -299,3 +299,17 @@ assert "regex" not in sys.modules, "regex was imported"
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_row_s_patterns_share_one_budget_of_timeouts() -> None:
+    # A rule file of many catastrophic patterns: each runs to its own timeout until the row's
+    # budget (REGEX_BUDGET_TIMEOUTS timeouts) is spent, and the rest do not run at all.
+    from choicebox._modes import parse_mode
+    from choicebox.find._api import REGEX_BUDGET_TIMEOUTS
+
+    source = "(a|aa)+$" + "x?" * 900
+    steps = "".join(f"  - id: r{i}\n    kind: regex\n    pattern: '{source}'\n" for i in range(12))
+    mode, _ = parse_mode("version: 1\nid: many\ndescription: d\nchain:\n" + steps, path="m.yaml")
+    verdict = grade_text("a" * 5000 + "!", {"A": "x", "B": "y"}, "A", mode, regex_timeout=0.01)
+    assert verdict.failure == "regex_timeout"
+    assert any(f"regex budget ({0.01 * REGEX_BUDGET_TIMEOUTS:g}s) is spent" in e for e in verdict.errors)

@@ -27,6 +27,9 @@ from choicebox.find._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox.find._features import SampleFeatures, features_of
 from choicebox.find._payload import Payload, has_readable_letter
 
+# How many per-pattern timeouts one row's patterns may spend together (``Context.regex_left``).
+REGEX_BUDGET_TIMEOUTS: Final = 4
+
 FailureKind: TypeAlias = Literal[
     "empty",
     "no_answer",
@@ -128,6 +131,7 @@ class Context:
         "answer_prefix",
         "options",
         "question",
+        "regex_left",
         "regex_timeout",
         "step_id",
         "text",
@@ -146,6 +150,10 @@ class Context:
         self.text = text
         self.options = options
         self.regex_timeout = regex_timeout
+        # The row's regex budget: every pattern of the row (a mode's regex steps and the sample's
+        # own) draws on it, so a rule file of many catastrophic patterns costs a row at most
+        # ``REGEX_BUDGET_TIMEOUTS`` timeouts, not one per pattern.
+        self.regex_left = regex_timeout * REGEX_BUDGET_TIMEOUTS
         # A sample's own closing phrase ("Die Antwort ist"), from template_metadata.answer_prefix.
         self.answer_prefix = answer_prefix
         self.question = question

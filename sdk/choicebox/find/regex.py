@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any, Final, Literal, TypeAlias
 
@@ -10,10 +11,17 @@ import attrs
 
 from choicebox._errors import ParameterError
 from choicebox._letters import localise_letters, match_option_text
-from choicebox._regex import FLAG_NAMES, RegexTimeout, compile_pattern, flags_from_names
+from choicebox._regex import (
+    FLAG_NAMES,
+    CompiledPattern,
+    RegexTimeout,
+    compile_pattern,
+    flags_from_names,
+)
 from choicebox.find._payload import read_payload
 
 from ._api import (
+    REGEX_BUDGET_TIMEOUTS,
     Candidate,
     Context,
     Extraction,
@@ -165,7 +173,7 @@ def _run_pattern(
     if compiled.error is not None:
         return Extraction(None, failure="invalid_regex", detail=compiled.error, final=False)
     try:
-        matches = compiled.finditer(context.text, context.regex_timeout)
+        matches = _bounded_finditer(compiled, context)
     except RegexTimeout as exc:
         return Extraction(None, failure="regex_timeout", detail=str(exc), final=False)
     ordered = reversed(matches) if which == "last" else iter(matches)
@@ -174,6 +182,19 @@ def _run_pattern(
         if found is not None or not fallback:
             return found
     return None
+
+
+def _bounded_finditer(compiled: CompiledPattern, context: Context) -> list[Any]:
+    """Every match of ``compiled``, within its own timeout and what is left of the row's regex
+    budget; raises ``RegexTimeout`` when either runs out."""
+    left = context.regex_left
+    if left <= 0:
+        raise RegexTimeout(f"the row's regex budget ({context.regex_timeout * REGEX_BUDGET_TIMEOUTS:g}s) is spent")
+    start = time.perf_counter()
+    try:
+        return compiled.finditer(context.text, min(context.regex_timeout, left))
+    finally:
+        context.regex_left = left - (time.perf_counter() - start)
 
 
 def _readings(
@@ -190,7 +211,7 @@ def _readings(
     if compiled.error is not None:
         return [Extraction(None, failure="invalid_regex", detail=compiled.error, final=False)]
     try:
-        matches = compiled.finditer(context.text, context.regex_timeout)
+        matches = _bounded_finditer(compiled, context)
     except RegexTimeout as exc:
         return [Extraction(None, failure="regex_timeout", detail=str(exc), final=False)]
     found = []
