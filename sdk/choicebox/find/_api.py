@@ -12,6 +12,7 @@ A step kind is called in one of two ways, depending on the mode's resolution pol
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import sys
@@ -282,6 +283,7 @@ _KINDS: dict[str, type[Any]] = {}
 _later = {"imported": False}
 
 
+@functools.cache
 def kind_modules() -> tuple[str, ...]:
     """The names of the modules that hold the built-in step kinds: every public module here."""
     modules = pkgutil.iter_modules(sys.modules[__package__].__path__)

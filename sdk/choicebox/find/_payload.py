@@ -49,8 +49,7 @@ PayloadKind = Literal["letter", "hedge", "retract", "none", "value", "not_an_opt
 MAX_PAYLOAD: Final = 400
 
 
-# --- an isolated payload: read_payload ------------------------------------------------------------------------------------
-
+# --- an isolated payload: read_payload ---------------------------------------------------------
 
 
 @attrs.frozen
@@ -325,8 +324,10 @@ def read_at(
         reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)
         if reading.cited:
             # "Answer: A. text" filling its line, then "B. text" on the next: the options restated.
-            eol = text.find("\n", reading.end)
-            line_end = len(text) if eol == -1 else eol
+            # The line's end is looked for no further than a payload reaches, so that a text of
+            # many citations on one long line is not scanned again for each.
+            eol = text.find("\n", reading.end, reading.end + MAX_PAYLOAD)
+            line_end = min(len(text), reading.end + MAX_PAYLOAD) if eol == -1 else eol
             if fills_line(text, reading.end, line_end) and _lists_next(
                 text, line_end, len(text), reading.letters[0], bullets=False, citations=citations
             ):
@@ -403,7 +404,8 @@ def lists_beside(
 def in_listing(text: str, position: int, citations: OptionWords) -> bool:
     """The line holding ``position`` restates the options, so that no letter on it is a choice
     (LABELLING rule 6): a lettered line with another lettered line before or after it, or a line
-    that cites three different options by letter and text ("A. x; B. y; C. z")."""
+    that cites three different options by letter and text ("A. x; B. y; C. z"). The answer is
+    the line's: a caller asking for many positions asks once per line (the scan is the line's)."""
     line_start = text.rfind("\n", 0, position) + 1
     eol = text.find("\n", position)
     line_end = len(text) if eol == -1 else eol
@@ -420,7 +422,7 @@ def in_listing(text: str, position: int, citations: OptionWords) -> bool:
     bullet = _BULLET.match(text, q, position)
     if not _listing_line(text, bullet.end() if bullet else q, "", None, any_letter=True):
         return False
-    return lists_beside(text, line_start, len(text) if eol == -1 else eol, "", None, any_letter=True)
+    return lists_beside(text, line_start, line_end, "", None, any_letter=True)
 
 
 def _listing_line(text: str, q: int, letter: str, citations: OptionWords | None, *, any_letter: bool = False) -> bool:

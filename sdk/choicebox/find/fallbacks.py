@@ -106,6 +106,7 @@ class StrayLetter:
         if not context.has_letter():
             return found  # every statement it reads names a letter
         features = context.features
+        line, listing = (0, 0), False  # the line last asked about, and whether it lists options
         for match in self._matches(text, low, lo, hi):
             letter = match["L1"] or match["L2"] or match["L3"]
             if match["end"]:
@@ -125,7 +126,12 @@ class StrayLetter:
                 continue
             if {m.group(1) for m in _BRACKETED.finditer(sentence)} - {letter}:
                 continue  # "(A) ..., (B) ..., (C)": a listing of options, not a choice
-            if in_listing(text, match.start(), features.citations()):
+            at = match.start()
+            if not line[0] <= at < line[1]:  # asked once per line: the answer is the line's
+                eol = text.find("\n", at)
+                line = (text.rfind("\n", lo, at) + 1, len(text) if eol == -1 else eol)
+                listing = in_listing(text, at, features.citations())
+            if listing:
                 continue  # "C. option C\nD. option D": a line of the options restated
             listed = ambiguous_letters(sentence, context.options)
             if len(listed) >= 3 or (match["L3"] and listed):
