@@ -136,6 +136,23 @@ CITATION_FORMS: dict[str, Callable[[str, str], str]] = {
     "L) text": lambda letter, text: f"{letter}) {text}.",
     "**L. text**": lambda letter, text: f"**{letter}. {text}**.",
 }
+# Verdicts: the letter first, then a judgement of it ("(B) is the most likely explanation."),
+# in the references models use for an option.
+VERDICT_REFERENCES: dict[str, Callable[[str], str]] = {
+    "(L)": lambda letter: f"({letter})",
+    "Option L": lambda letter: f"Option {letter}",
+    "**L**": lambda letter: f"**{letter}**",
+    "Choice L": lambda letter: f"Choice {letter}",
+}
+VERDICT_TAILS: tuple[str, ...] = (
+    "is the correct answer.",
+    "is correct.",
+    "is the best choice.",
+    "is the most likely explanation.",
+    "is the most likely to be helpful here.",
+    "is the most consistent with the data.",
+    "would be the most appropriate.",
+)
 
 
 class Composition(NamedTuple):
@@ -155,6 +172,8 @@ def statements(letter: str) -> Iterator[tuple[tuple[str, ...], str]]:
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
     for lead, (name, form) in itertools.product(CITATION_LEADS, CITATION_FORMS.items()):
         yield (lead, "citation", name), f"{lead} {form(letter, text)}"
+    for (name, reference), tail in itertools.product(VERDICT_REFERENCES.items(), VERDICT_TAILS):
+        yield (tail, "verdict", name), f"{reference(letter)} {tail}"
 
 
 def positives(letters: Sequence[str] = ("B", "C", "D", "G")) -> Iterator[Composition]:

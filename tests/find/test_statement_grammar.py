@@ -164,6 +164,7 @@ def test_grammar_size() -> None:
         len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.PAYLOADS)
         + len(grammar.HEADINGS) * len(grammar.HEADING_LAYOUTS) * len(grammar.PAYLOADS)
         + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
+        + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_TAILS)
     ) * len(grammar.BEFORES) * len(grammar.AFTERS)
     assert negatives == 2 * len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS) * len(grammar.BEFORES)
 
