@@ -25,7 +25,7 @@ from ._wire import converter
 from ._yaml import YamlDocument, compose, read_file
 from .find import FAILURE_KINDS, ParameterError, Step, step_kinds
 from .find._api import RENAMED_KINDS, step_kind
-from .resolve import FirstStep, Policy, policy_kind, policy_kinds
+from .resolve import ChainEntry, FirstStep, Policy, policy_kind, policy_kinds
 
 __all__ = [
     "RULES_DIR_ENV",
@@ -50,19 +50,6 @@ _ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "when"})
 _WHEN: Final = ("answer_prefix", "no_commitment")
 _EXAMPLE_KEYS: Final = frozenset({"output", "options", "expected", "note", "failure"})
 _DEFAULT_OPTIONS: Final = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
-
-
-@attrs.frozen(kw_only=True)
-class ChainEntry:
-    """One step of a chain: its id (recorded in verdicts) and the configured step."""
-
-    id: str
-    step: Step
-    primary: bool = False
-    # Run only for samples whose template sets an answer_prefix (``when: answer_prefix``).
-    when_answer_prefix: bool = False
-    # Run only when the steps before found no letter statement (``when: no_commitment``).
-    when_no_commitment: bool = False
 
 
 @attrs.frozen(kw_only=True)

@@ -180,7 +180,7 @@ class MultipleChoiceSample:
 
     def to_wire(self) -> dict[str, Any]:
         """Encode to the wire row: core fields, then the ``extra`` columns unchanged."""
-        return encode_multiple_choice(self)  # type: ignore[arg-type]  # only subclasses exist
+        return encode_multiple_choice(self)
 
 
 def _mc_fields(reading: MultipleChoiceReading) -> dict[str, Any]:

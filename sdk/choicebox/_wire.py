@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, TypeVar, get_origin
+from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar, get_origin
 
 import cattrs
 from cattrs.cols import list_structure_factory
 from cattrs.preconf.orjson import OrjsonConverter, make_converter
 
 from ._prompt_options import options_listed
-
-if TYPE_CHECKING:  # the encoders read samples; the sample module imports this one
-    from ._samples import AnyMultipleChoiceSample, MCQASample, Template
 
 __all__ = [
     "DEFAULT_GRADING_MODE",
@@ -160,9 +157,66 @@ def _message_text(content: Any) -> str | None:
 
 
 # --- writing rows ----------------------------------------------------------------------------
+# The encoders take samples by their shape: the sample classes (``_samples``) call them, so they
+# cannot be imported here without a circle (values import their codec, never the reverse).
 
 
-def encode_multiple_choice(sample: AnyMultipleChoiceSample) -> dict[str, Any]:
+class _MultipleChoiceShape(Protocol):
+    @property
+    def style(self) -> str: ...
+    @property
+    def context(self) -> str: ...
+    @property
+    def choices(self) -> tuple[str, ...]: ...
+    @property
+    def answer_index(self) -> int: ...
+    @property
+    def extra(self) -> Mapping[str, Any]: ...
+
+
+class _TemplateShape(Protocol):
+    @property
+    def output_regex(self) -> tuple[str, ...]: ...
+    @property
+    def regex_as_list(self) -> bool: ...
+    @property
+    def template_id(self) -> str | None: ...
+    @property
+    def prompt_type(self) -> str | None: ...
+    @property
+    def format_type(self) -> str | None: ...
+    @property
+    def answer_prefix(self) -> str | None: ...
+    @property
+    def extra(self) -> Mapping[str, Any]: ...
+    @property
+    def wire_order(self) -> tuple[str, ...]: ...
+
+
+class _MCQAShape(Protocol):
+    @property
+    def question(self) -> str: ...
+    @property
+    def options(self) -> Mapping[str, str]: ...
+    @property
+    def expected_answer(self) -> str: ...
+    @property
+    def grading_mode(self) -> str: ...
+    @property
+    def template(self) -> _TemplateShape | None: ...
+    @property
+    def uuid(self) -> str | None: ...
+    @property
+    def metadata(self) -> Any: ...
+    @property
+    def responses_create_params(self) -> Mapping[str, Any] | None: ...
+    @property
+    def extra(self) -> Mapping[str, Any]: ...
+    @property
+    def wire_order(self) -> tuple[str, ...]: ...
+
+
+def encode_multiple_choice(sample: _MultipleChoiceShape) -> dict[str, Any]:
     """The ``task_type: multiple_choice`` row of ``sample``: core fields, then ``extra``."""
     row: dict[str, Any] = {
         "task_type": TASK_TYPE,
@@ -175,7 +229,7 @@ def encode_multiple_choice(sample: AnyMultipleChoiceSample) -> dict[str, Any]:
     return row
 
 
-def _encode_template(template: Template) -> dict[str, Any]:
+def _encode_template(template: _TemplateShape) -> dict[str, Any]:
     out: dict[str, Any] = {}
     # A key the source row spelled is written back even when empty (`[]`) or null.
     present = set(template.wire_order)
@@ -208,7 +262,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def encode_mcqa(sample: MCQASample) -> dict[str, Any]:
+def encode_mcqa(sample: _MCQAShape) -> dict[str, Any]:
     """The NeMo Gym row of ``sample``, keys in the order of the row it was read from."""
     fields: dict[str, Any] = {
         "question": sample.question,

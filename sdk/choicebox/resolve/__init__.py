@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ._policies import (
     REGEX_FAILURES,
+    ChainEntry,
     FirstStep,
     Outcome,
     Policy,
@@ -28,6 +29,7 @@ from ._policies import (
 
 __all__ = [
     "REGEX_FAILURES",
+    "ChainEntry",
     "FirstStep",
     "Outcome",
     "Policy",

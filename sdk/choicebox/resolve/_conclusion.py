@@ -28,7 +28,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import attrs
 
@@ -37,7 +37,7 @@ from choicebox.find import Candidate, Context, Extraction
 from choicebox.find._vocab import alternation, nonempty_words, opens_line, valid_words, word_list
 
 from ._policies import (
-    Outcome,
+    ChainEntry,
     Resolution,
     Ruling,
     _extraction,
@@ -45,43 +45,22 @@ from ._policies import (
     register_policy,
     run_step,
 )
-from ._stages import DEFAULT_STAGES, GAP_WORD, STAGES, STATED, Settling, Stage, _failure, settle
-
-if TYPE_CHECKING:
-    from choicebox._modes import ChainEntry
+from ._stages import (
+    DEFAULT_STAGES,
+    GAP_WORD,
+    STAGES,
+    STATED,
+    Fates,
+    Settling,
+    Stage,
+    _failure,
+    settle,
+)
 
 __all__ = ["Conclusion"]
 
 _LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
 _LINE_LEVEL_MAX: Final = 300
-
-
-class _Fates:
-    """What the resolution did with each candidate, recorded as it goes."""
-
-    __slots__ = ("notes", "stage")
-
-    def __init__(self) -> None:
-        self.notes: dict[int, tuple[Outcome, str]] = {}
-        self.stage = ""  # the stage marking, named in each note it writes
-
-    def mark(self, candidates: Sequence[Candidate], outcome: Outcome, note: str = "") -> None:
-        if self.stage:
-            note = f"{note} (stage {self.stage})" if note else f"stage {self.stage}"
-        for candidate in candidates:
-            self.notes.setdefault(id(candidate), (outcome, note))
-
-    def rulings(
-        self, candidates: Sequence[Candidate], chosen: Candidate | None
-    ) -> tuple[Ruling, ...]:
-        out = []
-        for candidate in candidates:
-            if candidate is chosen:
-                out.append(Ruling(candidate, "chosen"))
-                continue
-            outcome, note = self.notes.get(id(candidate), ("ignored", ""))
-            out.append(Ruling(candidate, outcome, note))
-        return tuple(out)
 
 
 def _known_stages(instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
@@ -196,7 +175,7 @@ class Conclusion:
             settled = [c for c in candidates if c.settles]
             if settled:
                 return self._settled(context, settled[-1], found, entries)
-        fates = _Fates()
+        fates = Fates()
         extraction, chosen, considered = self._resolve(context, found, fallbacks, errors, fates)
         source = entries.get(chosen.step) if chosen is not None else None
         return Resolution(extraction, source, fates.rulings(considered, chosen))
@@ -223,7 +202,7 @@ class Conclusion:
         found: list[Candidate],
         fallbacks: list[ChainEntry],
         errors: list[str],
-        fates: _Fates,
+        fates: Fates,
     ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
         text = context.folded
         options = context.options
@@ -269,7 +248,7 @@ class Conclusion:
         *,
         fallbacks: list[ChainEntry],
         errors: list[str],
-        fates: _Fates,
+        fates: Fates,
         window: tuple[int, int],
     ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
         """No statement names a letter: "no option" statements, values, then the fallbacks."""
@@ -346,7 +325,7 @@ class Conclusion:
         lettered: list[Candidate],
         *,
         window: tuple[int, int],
-        fates: _Fates,
+        fates: Fates,
         considered: list[Candidate],
     ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
         """The stages, in the mode's order, on the statements that name letters."""
@@ -381,7 +360,7 @@ class Conclusion:
         return bool(stripped) and stripped[-1] not in self.complete_endings
 
     def _scope(
-        self, context: Context, found: list[Candidate], fates: _Fates
+        self, context: Context, found: list[Candidate], fates: Fates
     ) -> tuple[int, int, str]:
         """The part of the text about this question (rule 1), from the scope markers found."""
         n = len(context.text)
@@ -420,7 +399,7 @@ class Conclusion:
 
     @staticmethod
     def _drop_foreign(
-        merged: list[Candidate], hi: int, fates: _Fates
+        merged: list[Candidate], hi: int, fates: Fates
     ) -> tuple[list[Candidate], int]:
         """An answer line giving another question's option ends the scope after an answer to
         this one; with nothing before it, that line alone is dropped."""

@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar
+from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar
 
 import attrs
 
-from choicebox.find import Candidate, Context, Extraction
+from choicebox.find import Candidate, Context, Extraction, Step
 from choicebox.find._api import candidate_of
 
-if TYPE_CHECKING:
-    from choicebox._modes import ChainEntry
-
 __all__ = [
+    "ChainEntry",
     "Outcome",
     "Policy",
     "Resolution",
@@ -53,6 +51,20 @@ Outcome: TypeAlias = Literal[
     "decides",  # the statement the verdict's failure comes from (no letter)
 ]
 REGEX_FAILURES: Final = ("invalid_regex", "regex_timeout")
+
+
+@attrs.frozen(kw_only=True)
+class ChainEntry:
+    """One step of a mode's chain, as the policies run it: its id (recorded in verdicts) and the
+    configured step. ``choicebox._modes`` builds them from the YAML."""
+
+    id: str
+    step: Step
+    primary: bool = False
+    # Run only for samples whose template sets an answer_prefix (``when: answer_prefix``).
+    when_answer_prefix: bool = False
+    # Run only when the steps before found no letter statement (``when: no_commitment``).
+    when_no_commitment: bool = False
 
 
 class Ruling(NamedTuple):

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import Final, Protocol, TypeAlias
 
 from choicebox.find import Candidate, Context, Extraction
 from choicebox.find._payload import BRACKETED_LETTER
 
-from ._policies import _extraction
+from ._policies import Outcome, Ruling, _extraction
 
-if TYPE_CHECKING:
-    from ._conclusion import Conclusion, _Fates
-
-__all__ = ["DEFAULT_STAGES", "GAP_WORD", "STAGES", "STATED", "Settling", "settle"]
+__all__ = ["DEFAULT_STAGES", "GAP_WORD", "STAGES", "STATED", "Fates", "Settling", "Vocabulary", "settle"]
 
 STATED: Final = ("commitment", "hedge")
 # A word of a gap between statements (two letters or more: "B" alone is no word).
@@ -31,8 +28,59 @@ GAP_WORD: Final = re.compile(r"[A-Za-z]{2,}")
 # What opens a first part: "part (i)", "Part 1", "(a)", "(i)", "1)".
 _FIRST_PART: Final = re.compile(r"\bpart\b|\((?:a|i|1)\)|(?:^|\s)(?:a|1)\)", re.IGNORECASE)
 Decision: TypeAlias = tuple[Extraction | None, Candidate | None]
-Stage: TypeAlias = Callable[["Conclusion", "Settling"], Decision | None]
+
+
+class Vocabulary(Protocol):
+    """What the stages read of the policy that runs them (``_conclusion.Conclusion``): its limits
+    and its compiled vocabulary. A protocol, so that the stages do not import the policy."""
+
+    @property
+    def withdrawal_reach(self) -> int: ...
+    @property
+    def cut_off_words(self) -> int: ...
+    @property
+    def _withdrawal(self) -> re.Pattern[str] | None: ...
+    @property
+    def _revision(self) -> re.Pattern[str]: ...
+    @property
+    def _later_part(self) -> re.Pattern[str]: ...
+    @property
+    def _any_part(self) -> re.Pattern[str]: ...
+    def _bare(self, text: str, a: int, b: int) -> bool: ...
+    def _opening(self, text: str, lo: int, position: int) -> bool: ...
+    def _cut_off(self, text: str) -> bool: ...
+
+
+Stage: TypeAlias = Callable[[Vocabulary, "Settling"], Decision | None]
 STAGES: dict[str, Stage] = {}
+
+
+class Fates:
+    """What the resolution did with each candidate, recorded as it goes."""
+
+    __slots__ = ("notes", "stage")
+
+    def __init__(self) -> None:
+        self.notes: dict[int, tuple[Outcome, str]] = {}
+        self.stage = ""  # the stage marking, named in each note it writes
+
+    def mark(self, candidates: Sequence[Candidate], outcome: Outcome, note: str = "") -> None:
+        if self.stage:
+            note = f"{note} (stage {self.stage})" if note else f"stage {self.stage}"
+        for candidate in candidates:
+            self.notes.setdefault(id(candidate), (outcome, note))
+
+    def rulings(
+        self, candidates: Sequence[Candidate], chosen: Candidate | None
+    ) -> tuple[Ruling, ...]:
+        out = []
+        for candidate in candidates:
+            if candidate is chosen:
+                out.append(Ruling(candidate, "chosen"))
+                continue
+            outcome, note = self.notes.get(id(candidate), ("ignored", ""))
+            out.append(Ruling(candidate, outcome, note))
+        return tuple(out)
 
 
 def _stage(name: str) -> Callable[[Stage], Stage]:
@@ -50,7 +98,7 @@ class Settling:
     __slots__ = ("_run_start", "context", "fates", "hi", "how", "live", "lo", "text")
 
     def __init__(
-        self, context: Context, text: str, live: list[Candidate], window: tuple[int, int], fates: _Fates
+        self, context: Context, text: str, live: list[Candidate], window: tuple[int, int], fates: Fates
     ) -> None:
         self.context = context
         self.text = text
@@ -64,7 +112,7 @@ class Settling:
     def last(self) -> Candidate:
         return self.live[-1]
 
-    def run_start(self, policy: Conclusion) -> int:
+    def run_start(self, policy: Vocabulary) -> int:
         """Where the final run starts in ``live``: the last statement and those joined to it by
         nothing but filler words."""
         if self._run_start is None:
@@ -74,7 +122,7 @@ class Settling:
             self._run_start = index
         return self._run_start
 
-    def run(self, policy: Conclusion) -> list[Candidate]:
+    def run(self, policy: Vocabulary) -> list[Candidate]:
         return self.live[self.run_start(policy) :]
 
 
@@ -84,7 +132,7 @@ def _failure(kind: str, detail: str, candidate: Candidate | None = None) -> Extr
 
 
 @_stage("final_marker")
-def final_marker(policy: Conclusion, s: Settling) -> Decision | None:
+def final_marker(policy: Vocabulary, s: Settling) -> Decision | None:
     """An explicit final marker ("Final answer:") wins over everything before it (rule 1), except
     the final answers joined to it: a run of final markers ("Final answer: A\nFinal answer: B")
     is a run like any other, for the ``run`` stage to read (rule 2)."""
@@ -99,7 +147,7 @@ def final_marker(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("correction")
-def correction(policy: Conclusion, s: Settling) -> Decision | None:
+def correction(policy: Vocabulary, s: Settling) -> Decision | None:
     """A correction ("(D) is incorrect") withdraws the earlier commitments to its letter (rule 1);
     with every commitment withdrawn, none is left (rule 8)."""
     live: list[Candidate] = []
@@ -123,7 +171,7 @@ _NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]
 
 
 @_stage("withdrawal")
-def withdrawal(policy: Conclusion, s: Settling) -> Decision | None:
+def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
     """A concluding statement the response then withdraws without naming another option ("The
     answer is (A). Actually, no, that is not right, and I am not sure which one is.") leaves it
     committed to none: a response that ends committed to nothing commits to nothing (rule 8). The
@@ -148,7 +196,7 @@ def withdrawal(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("no_option")
-def no_option(policy: Conclusion, s: Settling) -> Decision | None:
+def no_option(policy: Vocabulary, s: Settling) -> Decision | None:
     """A response that concludes that no option is right commits to none (rule 8)."""
     if s.last.kind == "no_option":
         s.fates.mark(s.live[:-1], "superseded")
@@ -157,7 +205,7 @@ def no_option(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("hedge")
-def hedge(policy: Conclusion, s: Settling) -> Decision | None:
+def hedge(policy: Vocabulary, s: Settling) -> Decision | None:
     """A concluding hedge between letters ("A or B") is no commitment (rule 4)."""
     last = s.last
     if last.kind == "hedge":
@@ -168,7 +216,7 @@ def hedge(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("run")
-def run(policy: Conclusion, s: Settling) -> Decision | None:
+def run(policy: Vocabulary, s: Settling) -> Decision | None:
     """The final run (the last statement and those joined to it by filler words) must agree: a
     run of different letters, a hedge beside another letter or "no option" beside a letter
     commits to none (rule 2); the same letter repeated is that letter."""
@@ -191,7 +239,7 @@ def run(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("part_scoped")
-def part_scoped(policy: Conclusion, s: Settling) -> Decision | None:
+def part_scoped(policy: Vocabulary, s: Settling) -> Decision | None:
     """A concluding answer scoped to one part of the question ("the answer to (a) is C") answers
     the question only in part (rule 8)."""
     statements = s.run(policy)
@@ -202,7 +250,7 @@ def part_scoped(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("revision")
-def revision(policy: Conclusion, s: Settling) -> Decision | None:
+def revision(policy: Vocabulary, s: Settling) -> Decision | None:
     """An earlier different commitment, with reasoning between, is revised by the concluding one
     (rule 1), unless the two answer different parts of a multi-part question (rule 2); a hedge in
     the run is narrowed by the concluding letter."""
@@ -241,7 +289,7 @@ def revision(policy: Conclusion, s: Settling) -> Decision | None:
 
 
 @_stage("cut_off")
-def cut_off(policy: Conclusion, s: Settling) -> Decision | None:
+def cut_off(policy: Vocabulary, s: Settling) -> Decision | None:
     """A response cut off while answering the other parts of a multi-part question, or while
     reviewing the options after an evaluation, commits to none (rule 8)."""
     last, text = s.last, s.text
@@ -275,7 +323,7 @@ DEFAULT_STAGES: Final = (
 
 
 def settle(
-    policy: Conclusion, s: Settling, stages: Sequence[tuple[str, Stage]], considered: list[Candidate]
+    policy: Vocabulary, s: Settling, stages: Sequence[tuple[str, Stage]], considered: list[Candidate]
 ) -> tuple[Extraction | None, Candidate | None, list[Candidate]]:
     """Run the stages in order; when none decides, the concluding statement is the answer. What
     each stage does to a statement is noted with the stage's name (``choicebox explain``)."""
