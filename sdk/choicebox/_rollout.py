@@ -16,7 +16,7 @@ import attrs
 from ._errors import WireFormatError
 from ._samples import MCQASample
 
-__all__ = ["ModelOutput", "Rollout", "response_text"]
+__all__ = ["ModelOutput", "Rollout", "response_excerpt", "response_text"]
 
 ModelOutput: TypeAlias = str | Mapping[str, Any]
 
@@ -45,6 +45,21 @@ def response_text(output: object) -> str:
             "not a Responses object (no `output`) nor a Chat Completions object (no `choices`) @ $.response"
         ]
     )
+
+
+def response_excerpt(output: object, chars: int, *, end: bool = False) -> str | None:
+    """What a person is shown of a response: its first ``chars`` characters, or with ``end`` its
+    last (trailing blanks dropped, "…" where it was cut: the end is where a model answers).
+    ``None`` when ``output`` is no readable response. The one trimming rule of previews
+    (metrics' failure exemplars) and tails (``choicebox compare``'s exemplars)."""
+    try:
+        text = response_text(output)
+    except WireFormatError:
+        return None
+    if not end:
+        return text[:chars]
+    text = text.rstrip()
+    return text if len(text) <= chars else "…" + text[-chars:]
 
 
 def _responses_text_fast(items: list[Any]) -> str | None:

@@ -24,8 +24,7 @@ from typing import Any, Final, Literal, TypeAlias
 import attrs
 import orjson
 
-from choicebox._errors import WireFormatError
-from choicebox._rollout import response_text
+from choicebox._rollout import response_excerpt
 from choicebox.batch import Grader
 from choicebox.metrics import ConfidenceInterval, bootstrap_ci
 
@@ -132,12 +131,7 @@ def read_verdict(row: Mapping[str, Any]) -> Outcome:
 
 
 def _tail(row: Mapping[str, Any]) -> str:
-    try:
-        text = response_text(row.get("response"))
-    except WireFormatError:
-        return ""
-    text = text.rstrip()
-    return text if len(text) <= TAIL_CHARS else "…" + text[-TAIL_CHARS:]
+    return response_excerpt(row.get("response"), TAIL_CHARS, end=True) or ""
 
 
 class _Side:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from choicebox._errors import MetricsError, WireFormatError
-from choicebox._rollout import response_text
+from choicebox._errors import MetricsError
+from choicebox._rollout import response_excerpt
 
 from ._fields import (
     _SHARED_NUMBERS,
@@ -203,10 +203,7 @@ def _named_failure(row: Mapping[str, Any], error: str | None) -> str | None:
 def response_preview(row: Mapping[str, Any], error: str | None = None) -> str:
     """The start of what the model wrote (or, for an error row, of the error)."""
     if "response" in row:
-        try:
-            return response_text(row["response"])[:PREVIEW_CHARS]
-        except WireFormatError:
-            return ""
+        return response_excerpt(row["response"], PREVIEW_CHARS) or ""
     for key in ("response_preview", "output_text", "text"):
         value = row.get(key)
         if isinstance(value, str):
