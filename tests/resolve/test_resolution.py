@@ -3,6 +3,7 @@ properties of ``robust`` (``choicebox.resolve._policies``, ``choicebox.resolve._
 
 from __future__ import annotations
 
+from pathlib import Path
 from textwrap import dedent
 
 import pytest
@@ -38,6 +39,30 @@ def test_a_verdict_carries_its_candidates_and_their_rulings() -> None:
     assert outcomes == [("hedge", ("B", "F"), "superseded"), ("commitment", ("F",), "chosen")]
     assert all(isinstance(r, Ruling) and isinstance(r.candidate, Candidate) for r in verdict.candidates)
     assert verdict.candidates[1].candidate.step == "answer"
+
+
+def test_under_first_step_a_ruling_holds_the_finders_own_statement(tmp_path: Path) -> None:
+    """A statement is converted once: the policy rules on the candidate the finder found (its
+    span, its cue and payload), not on one rebuilt from the finding."""
+    (tmp_path / "picked.yaml").write_text(
+        dedent("""\
+            version: 1
+            id: picked
+            description: One answer statement, under Gym's first-step policy.
+            chain:
+              - {id: answer, kind: answer_statement, nouns: [answer], qualifiers: [correct], links: [is]}
+            """),
+        encoding="utf-8",
+    )
+    registry = ModeRegistry.with_builtins([tmp_path])
+    text = "Some reasoning first. The answer is (B). That settles it."
+    verdict = grade(mcqa_sample("ABCD", "B"), text, mode="picked", registry=registry)
+    assert verdict.extracted_answer == "B"
+    (ruling,) = verdict.candidates
+    assert ruling.outcome == "chosen"
+    statement = ruling.candidate
+    assert text[statement.start : statement.end].lower().startswith("answer is (b")
+    assert statement.cue  # what the finder recognised, which a rebuilt candidate would not know
 
 
 def test_candidates_stay_out_of_the_wire_row_and_of_equality() -> None:

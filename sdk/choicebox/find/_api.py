@@ -403,6 +403,39 @@ def candidate_of(found: Extraction, step: str) -> Candidate:
     )  # fmt: skip
 
 
+def picked(found: Sequence[Candidate], which: Which) -> Candidate | None:
+    """The candidate a finder answers with under ``first_step``: its first or last that says
+    something (one that ``extraction_of`` turns into a finding)."""
+    for candidate in found if which == "first" else reversed(found):
+        kind = candidate.kind
+        if (
+            (kind == "commitment" and candidate.letter is not None)
+            or kind == "hedge"
+            or (kind == "unreadable" and candidate.failure is not None)
+        ):
+            return candidate
+    return None
+
+
+class PicksOne:
+    """For a finder whose one answer under ``first_step`` is one of its own candidates, picked by
+    ``which``. ``pick`` hands the policy that candidate itself, so a statement is converted once:
+    into the finding of the verdict, never back into a candidate."""
+
+    __slots__ = ()
+    which: Which
+
+    def find(self, context: Context, /) -> Sequence[Candidate]:
+        raise NotImplementedError  # every step kind that picks defines it
+
+    def pick(self, context: Context) -> Candidate | None:
+        return picked(self.find(context), self.which)
+
+    def __call__(self, context: Context) -> Extraction | None:
+        candidate = self.pick(context)
+        return None if candidate is None else extraction_of(candidate)
+
+
 def extraction_of(candidate: Candidate) -> Extraction | None:
     """What a step reports for its chosen candidate under ``first_step``."""
     letter = candidate.letter

@@ -16,7 +16,7 @@ import attrs
 from choicebox._letters import ambiguous_letters
 from choicebox.find._payload import in_listing
 
-from ._api import Candidate, Context, Extraction, Which, register_step_kind
+from ._api import Candidate, Context, PicksOne, Which, picked, register_step_kind
 from ._vocab import (
     alternation,
     nonempty_words,
@@ -25,7 +25,6 @@ from ._vocab import (
     substrings,
     word_list,
 )
-from .statements import _pick
 
 __all__ = ["ClosingAnswer", "ClosingValue", "StrayLetter"]
 
@@ -43,7 +42,7 @@ _PARTS: Final = 3
 
 @register_step_kind("stray_letter")
 @attrs.frozen(kw_only=True)
-class StrayLetter:
+class StrayLetter(PicksOne):
     """A letter that closes a sentence as a choice would: "..., or (C).", "This supports (H).",
     "option B.", "(I) 10,000 years ago." (the letter and its own option's text).
 
@@ -73,9 +72,6 @@ class StrayLetter:
             ),
         )
         object.__setattr__(self, "_cue", re.compile(rf"\b{alternation(self.cues)}\b", re.IGNORECASE))
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     @staticmethod
     def _matches(text: str, low: str, lo: int, hi: int) -> list[re.Match[str]]:
@@ -182,7 +178,7 @@ _COMPLETE_END: Final = ".!$"
 
 @register_step_kind("closing_value")
 @attrs.frozen(kw_only=True)
-class ClosingValue:
+class ClosingValue(PicksOne):
     """A complete output whose closing line ends in one option's full content:
     "... = 200$ lines per mm." with an option "200 lines per mm". The value after the line's
     last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text.
@@ -190,9 +186,6 @@ class ClosingValue:
 
     max_value: int = 60
     which: Which = "last"
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     def find(self, context: Context) -> list[Candidate]:
         lo, hi = context.window
@@ -229,7 +222,7 @@ class ClosingValue:
 _CLOSING: Final = re.compile(r"answer is[ \t]*+\(([a-z])\)[.*]?[ \t]*+$")
 @register_step_kind("closing_answer")
 @attrs.frozen(kw_only=True)
-class ClosingAnswer:
+class ClosingAnswer(PicksOne):
     """A fast path: an output that ends in "... answer is (X)." and in which nothing else could
     be read as a letter settles the verdict alone, and the rest of the chain does not run.
 
@@ -245,9 +238,8 @@ class ClosingAnswer:
     unless: tuple[str, ...] = attrs.field(default=(), converter=substring_list, validator=substrings)
     window: int = 40
 
-    def __call__(self, context: Context) -> Extraction | None:
-        found = self.find(context)
-        return _pick(found, "last") if found else None
+    def pick(self, context: Context) -> Candidate | None:
+        return picked(self.find(context), "last")  # it finds one candidate at most
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low

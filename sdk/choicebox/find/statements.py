@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Final
 
 import attrs
@@ -25,11 +25,10 @@ from choicebox.find._payload import BRACKETED_LETTER, MAX_PAYLOAD, PayloadReadin
 from ._api import (
     Candidate,
     Context,
-    Extraction,
     Leniency,
+    PicksOne,
     StatementKind,
     Which,
-    extraction_of,
     register_step_kind,
 )
 from ._vocab import (
@@ -61,16 +60,6 @@ _COMMENTARY: Final = re.compile(
     r".*\b(?i:answer|option|closest|calculat\w*|question|discrepanc\w*|error|correct|approximat\w*)\b"
 )
 _LINE_OPENERS: Final = ("", "the", "answer:", "answer: the")
-
-
-def _pick(found: Sequence[Candidate], which: Which) -> Extraction | None:
-    """What a finder reports under ``first_step``: its first or last candidate that says something."""
-    ordered = found if which == "first" else reversed(found)
-    for candidate in ordered:
-        extraction = extraction_of(candidate)
-        if extraction is not None:
-            return extraction
-    return None
 
 
 def _strictly(context: Context, reading: PayloadReading) -> PayloadReading:
@@ -129,7 +118,7 @@ def _foreign_line(context: Context, candidate: Candidate) -> bool:
 
 @register_step_kind("answer_statement")
 @attrs.frozen(kw_only=True)
-class AnswerStatement:
+class AnswerStatement(PicksOne):
     """An answer noun with a link and a payload: "the answer is (B)", "Final Answer: C",
     "the correct option is B", "the answer to (a) is (C)", ``{"answer": "D"}``.
 
@@ -188,9 +177,6 @@ class AnswerStatement:
         conditions = alternation(self.conditions) if self.conditions else "(?!)"
         set_("_condition", re.compile(rf"\b{conditions}\b", re.IGNORECASE))
         set_("_qualifier_ends", last_words(self.qualifiers))
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
@@ -326,7 +312,7 @@ def _bounded(label: str) -> str:
 
 @register_step_kind("answer_label")
 @attrs.frozen(kw_only=True)
-class AnswerLabel:
+class AnswerLabel(PicksOne):
     """An answer label followed by a colon ("Antwort: C", "答案：C", "الإجابة: ب"), or an answer
     phrase followed by its payload ("Die Antwort ist (D)", "答えは B").
 
@@ -352,9 +338,6 @@ class AnswerLabel:
         object.__setattr__(self, "_ascii_gates", tuple(w for w in required if w.isascii()))
         firsts = {next(ch for ch in word if not ch.isascii()) for word in required if not word.isascii()}
         object.__setattr__(self, "_first_letters", tuple(sorted(firsts)))
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
@@ -394,7 +377,7 @@ _JUDGED: Final = re.compile(
 
 @register_step_kind("option_verdict")
 @attrs.frozen(kw_only=True)
-class OptionVerdict:
+class OptionVerdict(PicksOne):
     """An option judged to be the answer: "(I) is the correct answer", "Option C is correct",
     "B is the best choice", ", making (C) the correct answer".
 
@@ -443,9 +426,6 @@ class OptionVerdict:
         )
         object.__setattr__(self, "_supposition", re.compile(rf"\b{alternation(self.conditions)}\b", re.IGNORECASE))
         object.__setattr__(self, "_gates", required_words(self.verdicts) or ("",))
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     def _windows(self, low: str) -> list[tuple[int, int]]:
         """Windows of the text around each verdict word that a verb may precede: the patterns
@@ -560,7 +540,7 @@ _PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\s++\()")
 
 @register_step_kind("first_person_pick")
 @attrs.frozen(kw_only=True)
-class FirstPersonPick:
+class FirstPersonPick(PicksOne):
     """A first-person pick: "I'd go with B", "I choose option B", "we select (C)", "I think it's
     B", or a superlative one: "the best one is C", "the closest would be (D)".
 
@@ -608,9 +588,6 @@ class FirstPersonPick:
         firsts = {choice for entry in self.openings for choice in entry.split()[0].split("/")}
         literal = all(first and "*" not in first and not first.endswith("?") for first in firsts)
         object.__setattr__(self, "_opening_gates", tuple(sorted(firsts)) if literal else ())
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     def _matches(self, low: str) -> list[re.Match[str]]:
         """The pick phrases, each matched where its subject or superlative stands."""
@@ -671,7 +648,7 @@ class FirstPersonPick:
 
 @register_step_kind("concluding_sentence")
 @attrs.frozen(kw_only=True)
-class ConcludingSentence:
+class ConcludingSentence(PicksOne):
     """A sentence that opens with a concluding word and ends with a letter: "So, B.",
     "Therefore, (C).", "Thus option B". Only the last ``window`` characters are read: such a
     sentence closes a response. The letter must be a capital and an option.
@@ -696,9 +673,6 @@ class ConcludingSentence:
         # holds no end mark after its first character, so the openings this finds are those
         # that scanning every opening finds, and the regex engine skips the others itself.
         object.__setattr__(self, "_opening", re.compile(rf"{_OPENING}(?={words})"))
-
-    def __call__(self, context: Context) -> Extraction | None:
-        return _pick(self.find(context), self.which)
 
     def _openings(self, low: str, start: int) -> list[re.Match[str]]:
         """The concluding phrases that open a sentence or a line in ``low[start:]``."""

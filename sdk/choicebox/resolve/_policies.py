@@ -24,7 +24,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar
 import attrs
 
 from choicebox.find import Candidate, Context, Extraction, Step
-from choicebox.find._api import candidate_of
+from choicebox.find._api import candidate_of, extraction_of
 
 __all__ = [
     "ChainEntry",
@@ -164,12 +164,17 @@ class FirstStep:
             if not applicable(entry, context):
                 continue
             context.step_id = entry.id
-            found = entry.step(context)
-            if found is None:
+            pick = getattr(entry.step, "pick", None)
+            if pick is not None:  # the finder's own candidate: converted once, into the finding
+                candidate = pick(context)
+                found = None if candidate is None else extraction_of(candidate)
+            else:
+                found = entry.step(context)
+                candidate = None if found is None else candidate_of(found, entry.id)
+            if found is None or candidate is None:
                 continue
             if found.failure in REGEX_FAILURES and found.detail not in errors:
                 errors.append(found.detail)
-            candidate = candidate_of(found, entry.id)
             if found.letter is not None or found.final:
                 rulings.append(Ruling(candidate, "chosen" if found.letter else "decides"))
                 return Resolution(found, entry, tuple(rulings))
