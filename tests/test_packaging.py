@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
 import venv
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +163,19 @@ def test_installed_wheel_serves_the_source_files(wheel: Path, tmp_path: Path) ->
         p.stem for p in (ROOT / "sdk" / "choicebox" / "prompt_templates").glob("*.yaml")
     )
     assert expected_templates == found["templates"]
+
+
+def test_the_changelog_names_a_version_and_date_per_release() -> None:
+    """Keep a Changelog: an ``Unreleased`` section on top, then ``[X.Y.Z] - YYYY-MM-DD`` per
+    release, newest first, with the package's version among them and only the standard kinds of
+    change under each."""
+    text = (Path(__file__).parents[1] / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(.+?)\](?: - (\d{4}-\d{2}-\d{2}))?$", text, flags=re.MULTILINE)
+    assert releases[0] == ("Unreleased", "")
+    dated = releases[1:]
+    assert dated, "no release"
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+", number) and date for number, date in dated)
+    assert [date for _, date in dated] == sorted((date for _, date in dated), reverse=True)
+    assert version("choicebox").split(".dev")[0] in {number for number, _ in dated} | {"Unreleased"}
+    kinds = set(re.findall(r"^### (.+)$", text, flags=re.MULTILINE))
+    assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
