@@ -199,14 +199,25 @@ NEGATIVE_PAYLOADS: dict[str, Callable[[str, str], str]] = {
 }
 
 
+# Several letters judged together: "(B) or (D) is the correct answer."
+VERDICT_JOINS: tuple[str, ...] = (" or ", " and ", ", ", "/")
+
+
 def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> Iterator[Composition]:
-    """Every cue x layout x negative payload, with every context before it."""
+    """Every cue x layout x negative payload, and every verdict on two letters joined, with every
+    context before it."""
     for a, b in pairs:
         for cue, layout, (name, form) in itertools.product(CUES, LAYOUTS, NEGATIVE_PAYLOADS.items()):
             for before_name, before in BEFORES.items():
                 yield Composition(
                     (cue, layout.name, name, before_name), f"{before}{cue}{layout.joint}{form(a, b)}", None
                 )
+        for (name, reference), join, tail in itertools.product(VERDICT_REFERENCES.items(), VERDICT_JOINS, VERDICT_TAILS):
+            for before_name, before in BEFORES.items():
+                yield Composition(
+                    (tail, "verdict on two letters", name, before_name),
+                    f"{before}{reference(a)}{join}{reference(b)} {tail}", None,
+                )  # fmt: skip
 
 
 def option_listing(letters: Sequence[str], *, style: str = "L. text") -> str:

@@ -166,7 +166,10 @@ def test_grammar_size() -> None:
         + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_TAILS)
     ) * len(grammar.BEFORES) * len(grammar.AFTERS)
-    assert negatives == 2 * len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS) * len(grammar.BEFORES)
+    assert negatives == 2 * (
+        len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS)
+        + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_JOINS) * len(grammar.VERDICT_TAILS)
+    ) * len(grammar.BEFORES)
 
 
 @pytest.mark.parametrize(

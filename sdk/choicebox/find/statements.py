@@ -370,6 +370,11 @@ _LETTER_BEFORE: Final = re.compile(
 _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
     ["the", "most", "only", "single", "one", "therefore", "thus", "clearly", "then", "indeed", "definitely", "also"]
 )
+# Letters listed before the judged one: "(A) or (B) is correct", "Either A, C or D is the answer".
+_LISTED_BEFORE: Final = re.compile(
+    r"(?:(?:\b(?i:option|choice)[ \t]++)?[*_]*+[(\[]?\b[A-Z]\b[)\]]?[*_]*+[ \t]*+(?:,|/|&|\bor\b|\band\b|\bnor\b)[ \t]*+[*_]*+)++$"
+)
+_LISTED_LETTER: Final = re.compile(r"\b[A-Z]\b")
 _JUDGED: Final = re.compile(
     r"\(?\b([A-Z])\b\)?[*_]*+\s++is\s++(?:true|false|not\s++true|incorrect|correct)\b"
 )
@@ -494,6 +499,17 @@ class OptionVerdict(PicksOne):
                     )  # fmt: skip
                 continue
             if self._supposed(text, anchor, before.start()):
+                continue
+            listed = _LISTED_BEFORE.search(text, max(0, before.start() - 60), before.start())
+            others = [] if listed is None else _LISTED_LETTER.findall(text, listed.start(), listed.end())
+            if listed is not None and others and letter not in others:
+                # "(A) or (B) is correct": several letters judged together commit to none of them.
+                found.append(
+                    context.candidate(
+                        "hedge", listed.start(), anchor.end(), (*dict.fromkeys(others), letter),
+                        how="several options judged the answer together", origin="evaluation",
+                    )
+                )  # fmt: skip
                 continue
             found.append(
                 context.candidate(
