@@ -65,6 +65,26 @@ def test_under_first_step_a_ruling_holds_the_finders_own_statement(tmp_path: Pat
     assert statement.cue  # what the finder recognised, which a rebuilt candidate would not know
 
 
+def test_under_first_step_a_stated_letter_that_is_no_option_lets_the_chain_go_on(tmp_path: Path) -> None:
+    (tmp_path / "picked.yaml").write_text(
+        dedent("""\
+            version: 1
+            id: picked
+            description: An answer statement, then a box, under Gym's first-step policy.
+            chain:
+              - {id: answer, kind: answer_statement, nouns: [answer], qualifiers: [correct], links: [is]}
+              - {id: boxed, kind: boxed_letter}
+            """),
+        encoding="utf-8",
+    )
+    registry = ModeRegistry.with_builtins([tmp_path])
+    sample = mcqa_sample("ABCD", "B")
+    alone = grade(sample, "The answer is (K).", mode="picked", registry=registry)
+    assert (alone.extracted_answer, alone.failure) == (None, "not_an_option")
+    then_box = grade(sample, "The answer is (K). \\boxed{B}", mode="picked", registry=registry)
+    assert (then_box.extracted_answer, then_box.step) == ("B", "boxed")
+
+
 def test_candidates_stay_out_of_the_wire_row_and_of_equality() -> None:
     text = "The answer is (B) or (F). Checking again, the answer is (F)."
     verdict = grade(mcqa_sample("ABCDEF", "F"), text, mode="robust")

@@ -16,7 +16,7 @@ import functools
 import importlib
 import pkgutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import attrs
@@ -433,13 +433,22 @@ class PicksOne:
 
     def __call__(self, context: Context) -> Extraction | None:
         candidate = self.pick(context)
-        return None if candidate is None else extraction_of(candidate)
+        return None if candidate is None else extraction_of(candidate, context.options)
 
 
-def extraction_of(candidate: Candidate) -> Extraction | None:
-    """What a step reports for its chosen candidate under ``first_step``."""
+def extraction_of(candidate: Candidate, options: Collection[str] | None = None) -> Extraction | None:
+    """The finding a candidate stands for, when it says something: a commitment is its letter (or,
+    when ``options`` are given and it is none of them, ``not_an_option``, which lets the chain go
+    on), a hedge is ``ambiguous``, an unreadable statement its failure. The one conversion from
+    what a finder found to what a verdict is built from (the policies add "no answer" for the
+    rest)."""
     letter = candidate.letter
     if candidate.kind == "commitment" and letter is not None:
+        if options is not None and letter not in options:
+            return Extraction(
+                None, failure="not_an_option", position=candidate.start, final=False,
+                detail=f"{candidate.how}: {letter!r} is not one of the options {', '.join(options)}",
+            )  # fmt: skip
         return Extraction(letter, position=candidate.start, clean=candidate.clean, detail=candidate.how)
     if candidate.kind == "hedge":
         listed = ", ".join(candidate.letters)

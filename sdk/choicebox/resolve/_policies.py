@@ -167,7 +167,7 @@ class FirstStep:
             pick = getattr(entry.step, "pick", None)
             if pick is not None:  # the finder's own candidate: converted once, into the finding
                 candidate = pick(context)
-                found = None if candidate is None else extraction_of(candidate)
+                found = None if candidate is None else extraction_of(candidate, context.options)
             else:
                 found = entry.step(context)
                 candidate = None if found is None else candidate_of(found, entry.id)
@@ -228,18 +228,11 @@ class LastPosition:
 
 
 def _extraction(candidate: Candidate, context: Context) -> Extraction:
-    letter = candidate.letter
-    if candidate.kind == "commitment" and letter is not None:
-        if letter not in context.options:
-            return Extraction(
-                None, failure="not_an_option", position=candidate.start, final=False,
-                detail=f"{candidate.how}: {letter!r} is not one of the options {', '.join(context.options)}",
-            )  # fmt: skip
-        return Extraction(letter, position=candidate.start, clean=candidate.clean, detail=candidate.how)
-    if candidate.kind == "hedge":
-        listed = ", ".join(candidate.letters)
-        detail = f"{candidate.how} lists several letters: {listed}" if listed else candidate.how
-        return Extraction(None, failure="ambiguous", detail=detail, position=candidate.start)
+    """The finding a decision rests on: ``extraction_of`` the candidate, or "no answer" for one
+    that says nothing usable (a value, a statement of no option)."""
+    found = extraction_of(candidate, context.options)
+    if found is not None:
+        return found
     return Extraction(
         None, failure=candidate.failure or "no_answer", detail=candidate.how, position=candidate.start,
         final=False,
