@@ -23,6 +23,8 @@ from ._api import (
     Leniency,
     Which,
     _answer,
+    extraction_of,
+    picked,
     register_step_kind,
 )
 
@@ -138,6 +140,11 @@ class BoxedLetter:
     bare: bool = False
 
     def __call__(self, context: Context) -> Extraction | None:
+        if self.bare:
+            # A bare ``\boxed B`` is found only with the other statements (``find``): the
+            # first-step answer is then picked from them, as for the statement kinds.
+            candidate = picked(self.find(context), self.which)
+            return None if candidate is None else extraction_of(candidate, context.options)
         lettered: list[tuple[int, int, BoxReading]] = []
         for box, reading in context.box_readings():
             if reading.kind in ("hedge", "letter") or (
