@@ -409,7 +409,7 @@ def picked(found: Sequence[Candidate], which: Which) -> Candidate | None:
     for candidate in found if which == "first" else reversed(found):
         kind = candidate.kind
         if (
-            (kind == "commitment" and candidate.letter is not None)
+            (kind in ("commitment", "stray") and candidate.letter is not None)
             or kind == "hedge"
             or (kind == "unreadable" and candidate.failure is not None)
         ):
@@ -437,13 +437,15 @@ class PicksOne:
 
 
 def extraction_of(candidate: Candidate, options: Collection[str] | None = None) -> Extraction | None:
-    """The finding a candidate stands for, when it says something: a commitment is its letter (or,
-    when ``options`` are given and it is none of them, ``not_an_option``, which lets the chain go
-    on), a hedge is ``ambiguous``, an unreadable statement its failure. The one conversion from
-    what a finder found to what a verdict is built from (the policies add "no answer" for the
-    rest)."""
+    """The finding a candidate stands for, when it says something: a commitment or a stray
+    letter is its letter (or, when ``options`` are given and it is none of them,
+    ``not_an_option``, which lets the chain go on), a hedge is ``ambiguous``, an unreadable
+    statement its failure. The one conversion from what a finder found to what a verdict is
+    built from (the policies add "no answer" for the rest)."""
     letter = candidate.letter
-    if candidate.kind == "commitment" and letter is not None:
+    # A stray letter is a finding of its own step (under ``conclusion`` a fallback the policy
+    # weighs before it reads it as a commitment).
+    if candidate.kind in ("commitment", "stray") and letter is not None:
         if options is not None and letter not in options:
             return Extraction(
                 None, failure="not_an_option", position=candidate.start, final=False,

@@ -554,6 +554,15 @@ _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 _PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\s++\()")
 
 
+_MODAL: Final = re.compile(r"\b(?:would|could)\b")
+# A condition that is the choice itself: "if I had to choose", "if forced to pick", "if I must guess".
+_FORCED_CHOICE: Final = re.compile(
+    r"(?:if|unless)\s++(?:(?:i|we)\s++(?:had|have|were|was|am|are|must)\s++(?:to\s++)?|forced\s++to\s++|pushed\s++to\s++)"
+    r"(?:choose|pick|select|guess|answer|decide|go\s++with|commit)",
+    re.IGNORECASE,
+)
+
+
 @register_step_kind("first_person_pick")
 @attrs.frozen(kw_only=True)
 class FirstPersonPick(PicksOne):
@@ -562,14 +571,19 @@ class FirstPersonPick(PicksOne):
 
     ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the";
     ``openings`` pick with no subject where they open a sentence or a line ("Going with D.").
-    A superlative pick's letter must close its clause ("the best is A good ..." is prose).
+    A superlative pick's letter must close its clause ("the best is A good ..." is prose). A
+    conditional pick ("I would choose C") in a sentence that opens with one of the ``conditions``
+    ("If the gas were ideal, ...") is hypothetical, unless the condition is the choice itself ("If I
+    had to choose, I would pick C").
     """
 
     verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     superlatives: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     openings: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _superlative: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _opening: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
@@ -595,6 +609,8 @@ class FirstPersonPick(PicksOne):
                 r"(?:[ \t]++|[ \t]*+(?=\r?\n))"
             ),
         )
+        conditions = alternation(self.conditions) if self.conditions else "(?!)"
+        object.__setattr__(self, "_condition", re.compile(rf"\b{conditions}\b", re.IGNORECASE))
         words = required_words(self.superlatives) if self.superlatives else ()
         object.__setattr__(self, "_gates", ("",) if words is None else words)
         openings = alternation(self.openings) if self.openings else "(?!)"
@@ -636,6 +652,16 @@ class FirstPersonPick(PicksOne):
                     matches.setdefault(match.start(), match)
         return [matches[at] for at in sorted(matches)]
 
+    def _supposed(self, text: str, match: re.Match[str]) -> bool:
+        """A conditional pick ("would", "could") in a sentence that opens with one of the
+        ``conditions`` ("If the gas were ideal, I would go with C"), unless the condition is the
+        choice itself ("If I had to choose, I would pick C" picks C)."""
+        if not self.conditions or not _MODAL.search(match.group()):
+            return False
+        opening = sentence_opening(text, match.start())
+        condition = self._condition.search(text, opening, match.start())
+        return condition is not None and not _FORCED_CHOICE.match(text, condition.start(), match.start())
+
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
         if low is None or not context.has_letter():
@@ -652,6 +678,8 @@ class FirstPersonPick(PicksOne):
             )
             if candidate is None or candidate.kind == "value":
                 continue  # a pick names a letter, or an option by its text and letter
+            if self._supposed(text, match):
+                continue
             superlative = match.re is self._superlative
             if reading.kind == "letter" and superlative and not reading.cited and not _PICK_END.match(text, reading.end):
                 continue  # "the best is A good ...": only a letter closing its clause

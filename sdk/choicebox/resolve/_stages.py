@@ -243,7 +243,8 @@ def part_scoped(policy: Vocabulary, s: Settling) -> Decision | None:
     """A concluding answer scoped to one part of the question ("the answer to (a) is C") answers
     the question only in part (rule 8)."""
     statements = s.run(policy)
-    if all(c.part for c in statements if c.kind == "commitment"):
+    commitments = [c for c in statements if c.kind == "commitment"]
+    if commitments and all(c.part for c in commitments):
         s.fates.mark(statements, "conflicting", "scoped to one part")
         return _failure("no_answer", "an answer scoped to one part only"), None
     return None
@@ -254,9 +255,11 @@ def revision(policy: Vocabulary, s: Settling) -> Decision | None:
     """An earlier different commitment, with reasoning between, is revised by the concluding one
     (rule 1), unless the two answer different parts of a multi-part question (rule 2); a hedge in
     the run is narrowed by the concluding letter."""
+    last, text, context = s.last, s.text, s.context
+    if not last.letters:
+        return None  # a concluding statement of no option revises nothing (stage no_option)
     statements = s.run(policy)
     index = s.run_start(policy)
-    last, text, context = s.last, s.text, s.context
     letter = last.letters[0]
     s.fates.mark([c for c in statements[:-1] if c.kind == "hedge"], "superseded", "narrowed by the concluding answer")
     s.fates.mark(statements[:-1], "agrees")
