@@ -185,7 +185,9 @@ class ClosingValue(PicksOne):
     """
 
     max_value: int = 60
-    which: Which = "last"
+
+    def pick(self, context: Context) -> Candidate | None:
+        return picked(self.find(context), "last")  # it reads one line: one candidate at most
 
     def find(self, context: Context) -> list[Candidate]:
         lo, hi = context.window
