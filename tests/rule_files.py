@@ -17,7 +17,7 @@ import attrs
 import yaml
 
 import choicebox
-from choicebox import ModeRegistry, Verdict
+from choicebox import Candidate, ModeRegistry, Verdict
 from choicebox._resources import builtin_rule_files
 from choicebox.resolve._stages import DEFAULT_STAGES
 from choicebox.testing import mcqa_sample
@@ -74,6 +74,10 @@ class Built:
     def read(self, output: str, **kw: Any) -> str | None:
         """The letter the mode reads from ``output`` (``None``: no answer)."""
         return self.grade(output, **kw).extracted_answer
+
+    def found(self, output: str, **kw: Any) -> list[Candidate]:
+        """The statements the mode's steps found in ``output``, as its verdict lists them."""
+        return [ruling.candidate for ruling in self.grade(output, **kw).candidates]
 
     def outcome(self, output: str, **kw: Any) -> tuple[str | None, str | None]:
         """(letter, failure) of the verdict, a wrong answer counted as no failure: what was read."""
