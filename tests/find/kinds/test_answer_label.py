@@ -59,6 +59,7 @@ def test_the_last_label_counts(label: Built) -> None:
         "Antwort C",  # a label needs its colon
         "Antworten: C",  # a longer word
         "Antwort: optC",  # no letter: a value
+        "Antwort: nicht B",
         "Antwort: A oder B",
         "The answer is C.",
     ],

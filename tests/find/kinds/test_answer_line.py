@@ -2,7 +2,8 @@
 the end of the line, ``Answer: B``.
 
 What it reads (the payload forms, the label's layouts), what it must not read, and what each of its
-parameters changes. Every mode here is a rule file whose chain is this one step."""
+parameters changes. A labelled line is a commitment in itself: the prose around it (a condition) is
+not weighed. Every mode here is a rule file whose chain is this one step."""
 
 from __future__ import annotations
 

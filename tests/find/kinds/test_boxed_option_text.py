@@ -1,8 +1,9 @@
 """The ``boxed_option_text`` step kind (``choicebox.find.boxed``): an option's text inside the box
 (``\\boxed{Square}``), mapped to its letter.
 
-What it reads, what it must not read (a letter, another text, several options), and what each of its
-parameters changes. Every mode here is a rule file whose chain is this one step."""
+What it reads, what it must not read (a letter, an option's text outside a box, a text that is no
+option's, several options), and what each of its parameters changes. A box is a commitment in itself:
+the prose around it is not weighed. Every mode here is a rule file whose chain is this one step."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rule_files import Built, one_kind, robust_step
+from rule_files import ROBUST, Built, one_kind, robust_step
 
 
 def _step(tmp_path: Path, resolve: str = "first_step", **changed: Any) -> Built:
@@ -63,6 +63,21 @@ def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:
 )
 def test_it_reads_no_answer_without_a_pick_of_one_letter(pick: Built, output: str) -> None:
     assert pick.outcome(output) == (None, "no_answer")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: first_person_pick has no conditions: a supposed pick ('If the question meant kelvin, I "
+    "would choose C.') is read as a commitment, in robust too, where answer_statement and option_verdict "
+    "read the same supposition ('..., the answer would be C', '..., C would be correct') as none",
+)
+@pytest.mark.parametrize(
+    "output",
+    ["If the question meant kelvin, I would choose C. Which scale is meant?", "If the gas were ideal, I would go with C."],
+)
+def test_a_supposed_pick_is_no_answer(pick: Built, output: str) -> None:
+    assert pick.read(output) is None
+    assert ROBUST.read(output) is None
 
 
 def test_several_letters_are_ambiguous(pick: Built) -> None:

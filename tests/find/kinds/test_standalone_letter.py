@@ -34,6 +34,7 @@ def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str)
         "Answer: B",
         "Thinking\nB: optB",  # a line listing an option
         "Thinking\nB) optB",
+        "Thinking\nnot B",  # an elimination
         "Thinking\nE",  # no option
         "Thinking\nI",
     ],
