@@ -5,7 +5,8 @@ and the rest of the chain does not run.
 What it settles, what it must leave to the whole chain (another letter, another answer, text about
 other questions, a close that is no option or several letters), that it decides as the whole chain
 would, and what each of its parameters changes. The modes are rule files whose chain is this one
-step, with ``robust``'s parameters unless a test changes one, and ``robust`` itself."""
+step (and ``answer_statement`` after it, where a test says so), with ``robust``'s parameters unless a
+test changes one, and ``robust`` itself."""
 
 from __future__ import annotations
 

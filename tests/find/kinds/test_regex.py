@@ -4,7 +4,8 @@ the answer, run on the time-bounded engine.
 What it reads (a capture read as a payload, several patterns), what it must not read, and what each
 of its parameters changes; what a mention, an elimination or a condition is, is the pattern's to
 say. The limits every pattern is held to, wherever it comes from, are
-``tests/find/test_pattern_limits.py``'s. Every mode here is a rule file whose chain is this step."""
+``tests/find/test_pattern_limits.py``'s. Every mode here is a rule file whose chain is this one step,
+but where a test puts a second step after it."""
 
 from __future__ import annotations
 
