@@ -1,6 +1,8 @@
 """The package's layout stays what the docs promise (docs/layout.md, docs/python.md): no import circle, no oversized module, a
 small root whose ``__all__`` is exactly what it defines, every error class in ``_errors.py`` and
-exported, a reason on every lazy import, ``py.typed`` shipped, and a fast ``import choicebox``.
+exported, a reason on every lazy import, ``py.typed`` shipped, and a fast ``import choicebox``. The
+tests keep the code's layout too: one module per step kind (each parameter tested) and one per stage
+of the ``conclusion`` policy.
 
 The import graph is read from the source (``ast``), not from ``sys.modules``: an import inside a
 function ties two modules as surely as one at the top, so it counts; only ``if TYPE_CHECKING:``
@@ -429,3 +431,52 @@ def test_every_public_module_of_find_holds_step_kinds_and_is_found_without_a_lis
     assert list(kind_modules()) == on_disk
     homes = {kind.__module__.rpartition(".")[2] for kind in step_kinds().values()}
     assert set(on_disk) <= homes, f"modules that register no kind: {sorted(set(on_disk) - homes)}"
+
+
+TESTS = Path(__file__).parent
+
+
+def _test_functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+
+
+def test_every_step_kind_has_its_test_module_testing_each_of_its_parameters() -> None:
+    # A new kind without tests fails here: tests/find/kinds/test_<kind>.py holds what it reads,
+    # what it must not read, and a test_parameter_<name>... per parameter a rule file may give it.
+    import attrs
+
+    from choicebox.find import step_kinds
+
+    # The built-in kinds: other tests register kinds of their own (tests/modes/test_modes.py).
+    kinds = {name: kind for name, kind in step_kinds().items() if kind.__module__.startswith("choicebox.find.")}
+    modules = {p.stem.removeprefix("test_") for p in (TESTS / "find" / "kinds").glob("test_*.py")}
+    assert sorted(set(kinds) - modules) == [], "step kinds without tests/find/kinds/test_<kind>.py"
+    assert sorted(modules - set(kinds)) == [], "test modules of no registered step kind"
+    untested = []
+    for name, kind in sorted(kinds.items()):
+        tests = _test_functions(TESTS / "find" / "kinds" / f"test_{name}.py")
+        for parameter in (a.alias for a in attrs.fields(kind) if a.init):
+            if not any(t == f"test_parameter_{parameter}" or t.startswith(f"test_parameter_{parameter}_") for t in tests):
+                untested.append(f"{name}.{parameter}")
+    assert untested == [], "parameters without a test_parameter_<name> test in their kind's module"
+
+
+def test_every_stage_has_its_test_module_reading_its_case_without_it() -> None:
+    # tests/resolve/stages/test_<stage>.py: the case the stage decides, and the same case read by
+    # robust without that stage (rule_files.robust_without or robust_with_stages).
+    from choicebox.resolve._stages import STAGES
+
+    folder = TESTS / "resolve" / "stages"
+    modules = {p.stem.removeprefix("test_") for p in folder.glob("test_*.py")}
+    assert sorted(set(STAGES) - modules) == [], "stages without tests/resolve/stages/test_<stage>.py"
+    assert sorted(modules - set(STAGES)) == [], "test modules of no stage"
+    for stage in STAGES:
+        path = folder / f"test_{stage}.py"
+        called = {
+            node.func.id
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
+        assert called & {"robust_without", "robust_with_stages"}, f"{path.name} never reads a case without {stage}"
+        assert f"test_{stage}_decides_its_case" in _test_functions(path)

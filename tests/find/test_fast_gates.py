@@ -2,6 +2,7 @@
 
 Each gate is a necessary condition of a pattern (a literal every match holds) or a rewrite of a
 pattern into faster ones: Hypothesis looks for a text where the gate and the full search differ.
+The shortcuts of one step kind are tested in that kind's module (``tests/find/kinds/``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox import _grading
-from choicebox._modes import default_registry
-from choicebox.find import _features, _payload, fallbacks, statements
+from choicebox.find import _features, _payload
 from choicebox.find._features import SampleFeatures, _is_compound, _mostly_compound
 
 # Texts made of the pieces the patterns look for, so that matches are common.
@@ -184,44 +184,3 @@ def test_payload_patterns_start_only_where_their_gates_let_them(rest: str) -> No
             if not may_start(char):
                 assert pattern.match(char + rest) is None, (pattern.pattern, char + rest)
     assert _payload._NOT_LETTER.match(rest) is None or rest.startswith("not")
-
-
-_RESULT_PIECES = ["=", "≈", "is", "this", "equals", "gives us", "gives\n us", "we get", "weget", " ", "a", "s", "x=1"]
-
-
-@settings(max_examples=600, deadline=None)
-@given(_texts(_RESULT_PIECES))
-def test_last_result_link_is_the_last_match_of_the_scan(line: str) -> None:
-    last = None
-    for last in fallbacks._RESULT_LINK.finditer(line):  # noqa: B007 - only the last one is wanted
-        pass
-    found = fallbacks._last_result_link(line)
-    assert (found.span() if found else None) == (last.span() if last else None)
-
-
-# The closing line's "last sentence" search closing_value ran before it read the line itself.
-_LAST_SENTENCE = re.compile(r"(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$")
-
-
-@settings(max_examples=400, deadline=None)
-@given(_texts(["A", "b", ". ", "! ", "\\", "$", " ", "\t", "\u2003", "x = 2", "\r"]))
-def test_the_last_sentence_search_always_returned_the_whole_stripped_line(text: str) -> None:
-    line = text.rstrip()
-    if line:
-        match = _LAST_SENTENCE.search(line)
-        assert match is not None
-        assert match.group(1) == line
-
-
-_CONCLUSION_PIECES = ["so", "So", "thus", "in conclusion", "in\nconclusion", ". ", ".", ":", "\n", "**", "_", " ", "\t",
-                      "B", ",", "it's", "soon", "x"]  # fmt: skip
-
-
-@settings(max_examples=400, deadline=None)
-@given(_texts(_CONCLUSION_PIECES))
-def test_conclusion_openings_are_where_its_pattern_matches_after_every_opening(text: str) -> None:
-    step = next(entry.step for entry in default_registry().get("robust").chain if entry.id == "conclusion")
-    low = text.lower()
-    positions = [0, *(m.end() for m in re.compile(statements._OPENING).finditer(low))]
-    expected = [m.span() for m in (step._pattern.match(low, at) for at in positions) if m is not None]
-    assert [m.span() for m in step._openings(low, 0)] == expected

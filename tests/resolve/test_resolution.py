@@ -1,5 +1,8 @@
 """Find, then resolve: candidates, resolution policies, their YAML, and LABELLING's rules as
-properties of ``robust`` (``choicebox.resolve._policies``, ``choicebox.resolve._conclusion``)."""
+properties of ``robust`` (``choicebox.resolve._policies``, ``choicebox.resolve._conclusion``).
+
+The tests of one step kind are in ``tests/find/kinds/``, those of one stage of the ``conclusion``
+policy in ``tests/resolve/stages/``; here are those that take several of either."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ from hypothesis import strategies as st
 
 from choicebox import Candidate, GradingMode, RuleFileError, default_registry, grade, grade_text
 from choicebox._modes import ModeRegistry, parse_mode
-from choicebox._resources import builtin_rule_files
 from choicebox.find._features import features_of
 from choicebox.resolve._policies import Ruling
 from choicebox.testing import mcqa_sample
@@ -119,35 +121,11 @@ def test_the_concluding_commitment_wins(text: str, letter: str) -> None:
     assert [r.candidate.letters for r in chosen] == [(letter,)]
 
 
-def test_a_multi_part_question_gives_one_letter_per_part_no_answer() -> None:
-    question = "Find (a) the current and (b) the voltage.\nA: 1 A, 2 V\nB: 2 A, 4 V\nC: 3 A, 6 V"
-    options = {"A": "1 A, 2 V", "B": "2 A, 4 V", "C": "3 A, 6 V", "D": "4 A, 8 V"}
-    text = "The current is 2 A, so the answer is (B). For the voltage we multiply by 2 ohms, and the answer is (C)."
-    verdict = _robust(text, options, question)
-    assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")  # type: ignore[attr-defined]
-    revised = "The current is 2 A, so the answer is (B). However, I made a mistake: the answer is (C)."
-    assert _robust(revised, options, question).extracted_answer == "C"  # type: ignore[attr-defined]
-
-
-def test_text_about_another_question_is_outside() -> None:
-    text = "The answer is (B).\n\nQuestion: Which is larger?\nOptions:\nA. 1\nB. 2\nAnswer: The answer is (D)."
-    verdict = _robust(text, {"A": "optA", "B": "optB", "C": "optC", "D": "optD"})
-    assert verdict.extracted_answer == "B"  # type: ignore[attr-defined]
-    outcomes = {r.candidate.letters: r.outcome for r in verdict.candidates if r.candidate.letters}  # type: ignore[attr-defined]
-    assert outcomes[("D",)] == "outside"
-
-
 def test_a_value_that_equals_one_option_is_that_option() -> None:
     options = {"A": "2.5 x 10^3 J", "B": "3.5 x 10^3 J", "C": "25 J"}
     assert _robust("The answer is 2500 J.", options).extracted_answer == "A"  # type: ignore[attr-defined]
     assert _robust("The answer is 2500 J. The answer is (C).", options).extracted_answer == "C"  # type: ignore[attr-defined]
     assert _robust("The answer is 42 J.", options).extracted_answer is None  # type: ignore[attr-defined]
-
-
-def test_a_stray_letter_counts_only_without_a_statement() -> None:
-    assert _robust("The total is 20,914 J, or (G).").extracted_answer == "G"  # type: ignore[attr-defined]
-    assert _robust("The total is 20,914 J, or (G). The answer is (C).").extracted_answer == "C"  # type: ignore[attr-defined]
-    assert _robust("Option (G) is not right here.").extracted_answer is None  # type: ignore[attr-defined]
 
 
 def test_sample_features_are_computed_once_per_sample() -> None:
@@ -156,50 +134,6 @@ def test_sample_features_are_computed_once_per_sample() -> None:
     assert features_of(dict(options), "Find L and C.") is features
     assert features.multipart() is True
     assert features_of({"A": "red", "B": "green", "C": "blue"}).multipart() is False
-
-
-# ------------------------------------------------------------------------------ the fast path
-
-
-def _without_fast_path() -> GradingMode:
-    source = next(f for f in builtin_rule_files() if f.name == "robust.yaml").read_text(encoding="utf-8")
-    start = source.index("  - id: closing_answer")
-    end = source.index("  - id: other_questions")
-    text = source[:start] + source[end:]
-    return parse_mode(text.replace("id: robust", "id: robust_slow", 1), path="<test>")[0]
-
-
-_FAST_OUTPUTS = st.lists(
-    st.sampled_from(
-        [
-            "Let's think step by step. ", "The mass is 2 kg. ", "Option (A) is wrong. ", "so ",
-            "The answer is (C).", "The answer is (B).", "the answer is (x). ", "(D) ", "B or C. ",
-            "Final answer: ", "\n", "Question 2: ", "\\boxed{A} ", "I choose A. ", "The answer is (Q).",
-        ]
-    ),
-    max_size=8,
-).map("".join)  # fmt: skip
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=_FAST_OUTPUTS)
-def test_the_fast_path_decides_as_the_whole_chain_would(text: str) -> None:
-    fast = default_registry().get("robust")
-    slow = _without_fast_path()
-    options = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
-    a = grade_text(text, options, "A", fast)
-    b = grade_text(text, options, "A", slow)
-    assert (a.extracted_answer, a.failure) == (b.extracted_answer, b.failure)
-
-
-def test_the_fast_path_settles_a_plain_closing_answer() -> None:
-    verdict = _robust("Adding 2 and 3 gives 5.\nThe answer is (E).")
-    assert verdict.extracted_answer == "E"  # type: ignore[attr-defined]
-    assert verdict.step == "closing_answer"  # type: ignore[attr-defined]
-    # Another letter a finder could read sends the output through the whole chain.
-    assert _robust("B is wrong. The answer is (E).").step == "answer"  # type: ignore[attr-defined]
-    assert _robust("I choose A. The answer is (C).").failure == "conflicting"  # type: ignore[attr-defined]
-    assert _robust("A car moves 5 m. The answer is (C).").step == "closing_answer"  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------------------ LABELLING as properties

@@ -16,9 +16,9 @@ import regex
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from choicebox import RuleFileError, grade
+from choicebox import grade
 from choicebox._grading import grade_text
-from choicebox._modes import default_registry, parse_mode
+from choicebox._modes import default_registry
 from choicebox._regex import (
     _CACHE,
     MAX_CACHED_PATTERNS,
@@ -188,17 +188,7 @@ def test_a_cached_pattern_is_returned_again() -> None:
 
 
 # --- every place a pattern comes from ------------------------------------------------------------
-
-
-def test_a_rule_file_pattern_past_a_limit_is_a_located_rule_file_error() -> None:
-    text = (
-        "version: 1\nid: big\ndescription: d\nchain:\n"
-        "  - kind: regex\n    pattern: 'x{100000}'\n"
-    )
-    with pytest.raises(RuleFileError) as info:
-        parse_mode(text, path="big.yaml")
-    assert info.value.line == 6
-    assert "the repeat count 100,000 is over the limit" in info.value.reason
+# (a rule file's own pattern, and the regex budget its patterns share: tests/find/kinds/test_regex.py)
 
 
 def test_a_row_pattern_past_a_limit_is_an_invalid_regex_verdict() -> None:
@@ -299,17 +289,3 @@ assert "regex" not in sys.modules, "regex was imported"
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
-
-
-def test_a_row_s_patterns_share_one_budget_of_timeouts() -> None:
-    # A rule file of many catastrophic patterns: each runs to its own timeout until the row's
-    # budget (REGEX_BUDGET_TIMEOUTS timeouts) is spent, and the rest do not run at all.
-    from choicebox._modes import parse_mode
-    from choicebox.find._api import REGEX_BUDGET_TIMEOUTS
-
-    source = "(a|aa)+$" + "x?" * 900
-    steps = "".join(f"  - id: r{i}\n    kind: regex\n    pattern: '{source}'\n" for i in range(12))
-    mode, _ = parse_mode("version: 1\nid: many\ndescription: d\nchain:\n" + steps, path="m.yaml")
-    verdict = grade_text("a" * 5000 + "!", {"A": "x", "B": "y"}, "A", mode, regex_timeout=0.01)
-    assert verdict.failure == "regex_timeout"
-    assert any(f"regex budget ({0.01 * REGEX_BUDGET_TIMEOUTS:g}s) is spent" in e for e in verdict.errors)

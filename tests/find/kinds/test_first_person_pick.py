@@ -1,0 +1,126 @@
+"""The ``first_person_pick`` step kind (``choicebox.find.statements``): a first-person pick, "I'd go
+with B", "we select (C)", "I think it's B", a superlative one, "the best one is C", or an opening
+with no subject, "Going with D."
+
+What it reads, what it must not read (a negated pick, a superlative in prose, an option's text with
+no letter, several letters, a letter that is no option), and what each of its parameters changes.
+The modes are rule files whose chain is this one step, with ``robust``'s vocabularies unless a test
+changes one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rule_files import ROBUST, Built, one_kind, robust_step
+
+
+def _step(tmp_path: Path, resolve: str = "first_step", **changed: Any) -> Built:
+    return one_kind(tmp_path, "first_person_pick", resolve=resolve, **{**robust_step("pick"), **changed})
+
+
+@pytest.fixture(scope="module")
+def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _step(tmp_path_factory.mktemp("first_person_pick"))
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "I'd go with B",
+        "I choose option B.",
+        "We select (B).",
+        "After thinking, I will select (B).",
+        "I think it's B",
+        "I'm fairly confident it's B, though D is tempting.",
+        "I'll change my answer to B.",
+        "I chose B because it fits.",
+        "I will go with\nB",  # the payload on the next line
+        "I choose B. optB",  # the letter and its option's text
+        "the best one is B.",
+        "The closest would be (B).",
+        "The most appropriate next step is (B), obtaining more data.",
+        "Checking the units once more.\n\nGoing with **B**.",
+        "I'd go with A. Later, I'd go with B.",  # the last
+    ],
+)
+def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:
+    assert pick.outcome(output) == ("B", None)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "I would not choose B.",  # negated
+        "the best is A good idea",  # a superlative in prose: the letter does not close its clause
+        "I choose optB.",  # no letter
+        "I choose E.",  # no option
+        "We are going with the flow of the argument here.",
+        "The answer is B.",
+    ],
+)
+def test_it_reads_no_answer_without_a_pick_of_one_letter(pick: Built, output: str) -> None:
+    assert pick.outcome(output) == (None, "no_answer")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: first_person_pick has no conditions: a supposed pick ('If the question meant kelvin, I "
+    "would choose C.') is read as a commitment, in robust too, where answer_statement and option_verdict "
+    "read the same supposition ('..., the answer would be C', '..., C would be correct') as none",
+)
+@pytest.mark.parametrize(
+    "output",
+    ["If the question meant kelvin, I would choose C. Which scale is meant?", "If the gas were ideal, I would go with C."],
+)
+def test_a_supposed_pick_is_no_answer(pick: Built, output: str) -> None:
+    assert pick.read(output) is None
+    assert ROBUST.read(output) is None
+
+
+def test_several_letters_are_ambiguous(pick: Built) -> None:
+    assert pick.outcome("I'll go with A or B.") == (None, "ambiguous")
+
+
+def test_a_letter_that_is_not_an_option_is_not_an_answer_under_a_weighing_policy(tmp_path: Path) -> None:
+    assert _step(tmp_path, resolve="last_position").outcome("B was close, but I choose E.") == (None, "not_an_option")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: under first_step a statement kind's letter is not checked against the options "
+    "(find._api.extraction_of): the verdict extracts 'E' on a four-option question, failure wrong_answer",
+)
+def test_a_letter_that_is_not_an_option_is_not_an_answer(pick: Built) -> None:
+    assert pick.outcome("B was close, but I choose E.") == (None, "not_an_option")
+
+
+# --- parameters ----------------------------------------------------------------------------------
+
+
+def test_parameter_verbs_follow_i_or_we(tmp_path: Path, pick: Built) -> None:
+    assert pick.read("I'd go with B") == "B"
+    choose_only = _step(tmp_path, verbs=["choose"])
+    assert choose_only.read("I'd go with B") is None
+    assert choose_only.read("I choose B") == "B"
+
+
+def test_parameter_superlatives_follow_the(tmp_path: Path, pick: Built) -> None:
+    assert pick.read("the best one is C.") == "C"
+    assert _step(tmp_path, superlatives=[]).read("the best one is C.") is None
+    assert _step(tmp_path, superlatives=["closest"]).read("the best one is C.") is None
+
+
+def test_parameter_openings_pick_with_no_subject_where_they_open_a_sentence(tmp_path: Path, pick: Built) -> None:
+    assert pick.read("Going with D.") == "D"
+    assert pick.read("Now: going with D.") == "D"
+    assert pick.read("They were going with D.") is None  # inside its sentence
+    assert _step(tmp_path, openings=[]).read("Going with D.") is None
+
+
+def test_parameter_which_picks_the_first_or_the_last_pick(tmp_path: Path, pick: Built) -> None:
+    output = "I'd go with A. Later, I'd go with C."
+    assert pick.read(output) == "C"
+    assert _step(tmp_path, which="first").read(output) == "A"

@@ -1,0 +1,128 @@
+"""The ``option_verdict`` step kind (``choicebox.find.statements``): an option judged to be the
+answer, "(C) is the correct answer", "Option C is correct", ", making (C) the correct answer".
+
+What it reads, what it must not read (a negated or conditional verdict, a bare English "A", an
+explanation, several letters, a letter that is no option), and what each of its parameters changes.
+The modes are rule files whose chain is this one step, with ``robust``'s vocabularies unless a test
+changes one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rule_files import CONCLUSION, ROBUST, TEN, Built, one_kind, robust_step
+
+
+def _step(tmp_path: Path, resolve: str = "first_step", **changed: Any) -> Built:
+    return one_kind(tmp_path, "option_verdict", resolve=resolve, **{**robust_step("verdict"), **changed})
+
+
+@pytest.fixture(scope="module")
+def verdict(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _step(tmp_path_factory.mktemp("option_verdict"))
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "(C) is the correct answer.",
+        "Option C is correct.",
+        "C is the best choice.",
+        "C seems to be correct",
+        "Option (C) is therefore the most appropriate.",
+        "Adding them up, making (C) the correct answer.",
+        "Option C: optC is correct.",  # the option cited by letter and text, then judged
+        "(A) is the correct answer. Then (C) is the correct answer.",  # the last
+    ],
+)
+def test_it_reads_an_option_judged_the_answer(verdict: Built, output: str) -> None:
+    assert verdict.outcome(output) == ("C", None)
+
+
+def test_a_bare_capital_a_is_english_unless_named_an_option(verdict: Built) -> None:
+    assert verdict.read("A is the best choice.") is None
+    assert verdict.read("Option A is the best choice.") == "A"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "(C) is not correct.",  # negated
+        "(C) is incorrect.",
+        "If (C) is correct, then x.",  # a condition
+        "We check whether (C) is correct.",
+        "If the patient were unstable, (C) would be correct.",
+        "Option C is correct because it fits.",  # an explanation in a review
+        "(C) is correct for part (a)",
+        "(E) is the correct answer.",  # no option
+        "The answer is C.",
+    ],
+)
+def test_it_reads_no_answer_without_an_option_judged_the_answer(verdict: Built, output: str) -> None:
+    assert verdict.outcome(output) == (None, "no_answer")
+
+
+def test_an_option_judged_true_is_a_stray_letter_only_when_no_other_is_judged(tmp_path: Path) -> None:
+    weighed = _step(tmp_path, resolve=CONCLUSION)
+    assert weighed.read("Option H is true.", options=TEN) == "H"
+    assert weighed.read("Option H is true. Option C is false.", options=TEN) is None
+    [found] = weighed.found("Option H is true.", options=TEN)
+    assert found.kind == "stray"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: the letter right before the verdict is read even when it closes a list of letters: "
+    "'(A) or (B) is correct.' reads B, in robust too (a hedge earns a reward when B is the gold)",
+)
+@pytest.mark.parametrize(
+    "output", ["(A) or (B) is correct.", "Either (A) or (B) is correct.", "A or B is the best choice.", "Option A or option B is correct."]
+)
+def test_several_letters_judged_together_are_no_answer(verdict: Built, output: str) -> None:
+    assert verdict.read(output) is None
+
+
+@pytest.mark.xfail(strict=True, reason="the bug above, in robust: '(A) or (B) is correct.' earns the reward when B is the gold")
+def test_in_robust_several_letters_judged_together_earn_nothing() -> None:
+    assert [ROBUST.grade("(A) or (B) is correct.", expected=gold).reward for gold in "ABCD"] == [0.0] * 4
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: under first_step a statement kind's letter is not checked against the options "
+    "(find._api.extraction_of): the verdict extracts 'E' on a four-option question, failure wrong_answer",
+)
+def test_a_letter_that_is_not_an_option_is_not_an_answer(verdict: Built) -> None:
+    assert verdict.outcome("B was close, but (E) is the correct answer.") == (None, "not_an_option")
+
+
+# --- parameters ----------------------------------------------------------------------------------
+
+
+def test_parameter_verdicts_are_the_words_that_judge(tmp_path: Path, verdict: Built) -> None:
+    assert verdict.read("B is the best choice.") == "B"
+    correct_only = _step(tmp_path, verdicts=["correct"])
+    assert correct_only.read("B is the best choice.") is None
+    assert correct_only.read("B is correct.") == "B"
+
+
+def test_parameter_verbs_link_the_letter_to_the_verdict(tmp_path: Path, verdict: Built) -> None:
+    assert verdict.read("C seems to be correct") == "C"
+    is_only = _step(tmp_path, verbs=["is"])
+    assert is_only.read("C seems to be correct") is None
+    assert is_only.read("C is correct") == "C"
+
+
+@pytest.mark.parametrize("output", ["If (C) is correct, then x.", "If the patient were unstable, (C) would be correct."])
+def test_parameter_conditions_make_a_verdict_hypothetical(tmp_path: Path, verdict: Built, output: str) -> None:
+    assert verdict.read(output) is None
+    assert _step(tmp_path, conditions=[]).read(output) == "C"
+
+
+def test_parameter_which_picks_the_first_or_the_last_verdict(tmp_path: Path, verdict: Built) -> None:
+    output = "(A) is the correct answer. Then (C) is the correct answer."
+    assert verdict.read(output) == "C"
+    assert _step(tmp_path, which="first").read(output) == "A"

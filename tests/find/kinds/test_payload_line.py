@@ -1,0 +1,87 @@
+"""The ``payload_line`` step kind (``choicebox.find.lines``): a payload alone on the response's
+first or last line, with no cue ("**D. Stack**" then its explanation).
+
+What it reads, what it must not read (a one-line output, a line of prose, a listing of options,
+several letters, a letter that is no option), and what each of its parameters changes. It weighs in
+only under a policy that reads every statement, so its modes resolve by ``conclusion`` (robust's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rule_files import CONCLUSION, Built, one_kind
+
+STRUCTURES = {
+    "A": "Light travels slower in glass than in air",
+    "B": "Operant conditioning",
+    "C": "Sound travels faster in a vacuum",
+    "D": "Stack",
+}
+
+
+def _step(tmp_path: Path, resolve: str = CONCLUSION, **params: Any) -> Built:
+    return one_kind(tmp_path, "payload_line", resolve=resolve, **params)
+
+
+@pytest.fixture(scope="module")
+def line(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _step(tmp_path_factory.mktemp("payload_line"))
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        ("**D. Stack**\n\nExplanation: the others fail.", "D"),
+        (" (D) Stack\n\nQuestion: Which is next?", "D"),  # a base model, then the next question
+        ("**B**\n\nExplanation", "B"),
+        ("(B)\nbecause it is learned", "B"),
+        ("Stack\nbecause it is LIFO", "D"),  # an option's text on the first line
+        ("Reasoning first.\nD. Stack", "D"),  # the last line, cited
+    ],
+)
+def test_it_reads_a_payload_alone_on_the_first_or_last_line(line: Built, output: str, letter: str) -> None:
+    assert line.outcome(output, options=STRUCTURES) == (letter, None)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "D",  # one line: the whole output's kinds read it
+        "D. Stack",
+        "Reasoning first.\n**B**",  # a lone letter on the last line is standalone_letter's
+        "B is wrong\nExplanation",  # prose
+        "D. Stack is wrong\nExplanation",
+        "**E. Other**\n\nExplanation",  # no option
+        "**A or B**\n\nExplanation",  # several letters
+        "A. Light travels slower in glass than in air\nB. Operant conditioning",  # a listing
+        "Reasoning.\nB. Operant conditioning\nC. Sound travels faster in a vacuum",
+    ],
+)
+def test_it_reads_no_answer_from_a_line_that_is_no_lone_payload(line: Built, output: str) -> None:
+    assert line.outcome(output, options=STRUCTURES) == (None, "no_answer")
+
+
+def test_it_finds_nothing_under_first_step(tmp_path: Path) -> None:
+    assert _step(tmp_path, resolve="first_step").read("**B**\n\nExplanation") is None
+
+
+# --- parameters ----------------------------------------------------------------------------------
+
+
+def test_parameter_lines_says_which_lines_are_read(tmp_path: Path, line: Built) -> None:
+    opening, closing = "**D. Stack**\n\nExplanation: the others fail.", "Reasoning first.\nD. Stack"
+    assert (line.read(opening, options=STRUCTURES), line.read(closing, options=STRUCTURES)) == ("D", "D")
+    first = _step(tmp_path, lines=["first"])
+    assert (first.read(opening, options=STRUCTURES), first.read(closing, options=STRUCTURES)) == ("D", None)
+    last = _step(tmp_path, lines=["last"])
+    assert (last.read(opening, options=STRUCTURES), last.read(closing, options=STRUCTURES)) == (None, "D")
+
+
+def test_parameter_max_length_is_the_longest_line_looked_at(tmp_path: Path, line: Built) -> None:
+    short = _step(tmp_path, max_length=5)
+    assert line.read("**D. Stack**\n\nExplanation", options=STRUCTURES) == "D"
+    assert short.read("**D. Stack**\n\nExplanation", options=STRUCTURES) is None
+    assert short.read("**B**\n\nExplanation", options=STRUCTURES) == "B"

@@ -1,0 +1,48 @@
+"""The ``part_scoped`` stage of the ``conclusion`` policy (``choicebox.resolve._stages``): a
+concluding answer scoped to one part of the question ("the answer to (a) is C") answers the question
+only in part, and commits to none.
+
+Each case is read by ``robust`` as shipped, and by ``robust`` with this one stage taken out of its
+``stages:`` list, every other rule as shipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rule_files import ROBUST, TEN, robust_with_stages, robust_without
+
+# (output, its letter, its failure) with every stage, graded with gold B; the verdict differs without it.
+CASE = ("The answer to (a) is (C).", None, "no_answer")
+
+
+def test_part_scoped_decides_its_case(tmp_path: Path) -> None:
+    output, letter, failure = CASE
+    verdict = ROBUST.grade(output, options=TEN, expected="B")
+    assert (verdict.extracted_answer, verdict.failure) == (letter, failure)
+    assert verdict.detail == "an answer scoped to one part only"
+    other = robust_without(tmp_path, "part_scoped").grade(output, options=TEN, expected="B")
+    assert (other.extracted_answer, other.failure, other.detail) != (letter, failure, verdict.detail)
+    assert other.extracted_answer == "C"
+
+
+@pytest.mark.parametrize("output", ["The answer for part (b) is (C).", "The answer to question (ii) is (C)."])
+def test_any_part_scoped_answer_alone_commits_to_none(tmp_path: Path, output: str) -> None:
+    assert ROBUST.outcome(output, options=TEN) == (None, "no_answer")
+    assert robust_without(tmp_path, "part_scoped").read(output, options=TEN) == "C"
+
+
+def test_an_overall_answer_after_a_scoped_one_counts() -> None:
+    assert ROBUST.read("The answer to (a) is (C). Overall, the answer is (C).", options=TEN) == "C"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: part_scoped decides when no commitment of the run is scoped to a part, because "
+    "all() of no commitments is true: without the hedge stage a concluding hedge is reported as "
+    "'an answer scoped to one part only' (no_answer) instead of falling through to ambiguous",
+)
+def test_a_run_without_a_commitment_is_not_scoped_to_a_part(tmp_path: Path) -> None:
+    verdict = robust_with_stages(tmp_path, ["part_scoped"]).grade("The answer is (A) or (B).", options=TEN)
+    assert (verdict.extracted_answer, verdict.failure) == (None, "ambiguous")

@@ -1,0 +1,73 @@
+"""The ``withdrawal`` stage of the ``conclusion`` policy (``choicebox.resolve._stages``): a
+concluding answer the response then withdraws without naming another option ("Actually, no, that is
+not right") leaves it committed to none, and no earlier letter is fallen back on.
+
+Each case is read by ``robust`` as shipped, and by ``robust`` with this one stage taken out of its
+``stages:`` list, every other rule as shipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import choicebox
+from choicebox import MCQASample
+from rule_files import ROBUST, TEN, robust_without
+
+# (output, its letter, its failure) with every stage, graded with gold B; the verdict differs without it.
+CASE = ("The answer is (A). Actually, no, that is not right, and I am not sure which one is.", None, "no_answer")
+
+
+def test_withdrawal_decides_its_case(tmp_path: Path) -> None:
+    output, letter, failure = CASE
+    verdict = ROBUST.grade(output, options=TEN, expected="B")
+    assert (verdict.extracted_answer, verdict.failure) == (letter, failure)
+    other = robust_without(tmp_path, "withdrawal").grade(output, options=TEN, expected="B")
+    assert (other.extracted_answer, other.failure, other.detail) != (letter, failure, verdict.detail)
+    assert other.extracted_answer == "A"  # without it, the withdrawn letter is the answer
+
+
+def test_an_earlier_letter_is_no_fallback_with_or_without_the_stage(tmp_path: Path) -> None:
+    output = "The answer is (D). Let me redo it. The answer is (B). Scratch that."
+    assert ROBUST.outcome(output, options=TEN) == (None, "no_answer")
+    assert robust_without(tmp_path, "withdrawal").read(output, options=TEN) == "B"
+
+
+TEN_SAMPLE = MCQASample.from_question("Which one?", [f"option {x}" for x in "abcdefghij"], "B")
+
+# Withdrawn, in the words the mode lists, after any way of stating the answer; and the same words
+# that are about another option (named before them) or that stand too far away withdraw nothing.
+WITHDRAWN = [
+    "Actually, no, that is not right.",
+    "Scratch that.",
+    "Hmm, no, that's wrong.",
+    "I'm not sure any more.",
+    "Wait, no. I take that back.",
+    "Never mind, I am not sure which one is.",
+]
+STATED = ["The answer is (B).", "Answer: B", "\\boxed{B}", "I'd go with B.", "**Final Answer:** (B)", "So, B."]
+
+
+@pytest.mark.parametrize("stated", STATED)
+@pytest.mark.parametrize("withdrawn", WITHDRAWN)
+def test_a_commitment_withdrawn_without_another_option_earns_nothing(stated: str, withdrawn: str) -> None:
+    output = f"Working through it, the numbers point one way. {stated} {withdrawn}"
+    verdict = choicebox.grade(TEN_SAMPLE, output, mode="robust")
+    assert (verdict.extracted_answer, verdict.failure, verdict.reward) == (None, "no_answer", 0.0)
+    assert "withdrawn" in verdict.detail
+    # An earlier answer is no fallback either: the response ends committed to nothing.
+    earlier = choicebox.grade(TEN_SAMPLE, f"The answer is (D). Let me redo it. {stated} {withdrawn}", mode="robust")
+    assert earlier.extracted_answer is None
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "The answer is (B). Option A says the opposite; no, that is wrong.",  # about option A
+        "The answer is (B). " + "It fits every clause of the definition given. " * 6 + "Scratch that idea for A.",
+        "The answer is (B). I take it back: the answer is (B).",  # restated: committed again
+    ],
+)
+def test_a_withdrawal_about_something_else_withdraws_nothing(output: str) -> None:
+    assert choicebox.grade(TEN_SAMPLE, output, mode="robust").extracted_answer == "B"
