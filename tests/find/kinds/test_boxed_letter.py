@@ -121,10 +121,5 @@ def test_parameter_bare_reads_a_box_command_before_a_bare_letter(tmp_path: Path)
     assert one_kind(tmp_path, "boxed_letter", resolve=CONCLUSION, bare=True).read(output) == "B"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: BoxedLetter.__call__ ignores `bare`; only `find` reads \\boxed B, so under "
-    "first_step (the default policy) bare: true changes nothing",
-)
 def test_parameter_bare_reads_a_bare_letter_under_first_step_too(tmp_path: Path) -> None:
     assert one_kind(tmp_path, "boxed_letter", bare=True).read("The final choice is \\boxed B") == "B"

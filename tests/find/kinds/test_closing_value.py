@@ -100,10 +100,5 @@ def test_parameter_max_value_is_the_longest_value_compared(tmp_path: Path, closi
     assert short.read("The force is 12 N.", options=VALUES) == "C"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: `which` picks among a finder's candidates, but closing_value finds at most one (the "
-    "closing line's result), so no output reads differently with which: first; the parameter is dead",
-)
-def test_parameter_which_is_a_parameter_the_kind_can_honour() -> None:
+def test_which_is_no_parameter_of_a_kind_that_reads_one_line() -> None:
     assert "which" not in attrs.fields_dict(step_kinds()["closing_value"])

@@ -65,12 +65,6 @@ def test_it_reads_no_answer_without_a_pick_of_one_letter(pick: Built, output: st
     assert pick.outcome(output) == (None, "no_answer")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: first_person_pick has no conditions: a supposed pick ('If the question meant kelvin, I "
-    "would choose C.') is read as a commitment, in robust too, where answer_statement and option_verdict "
-    "read the same supposition ('..., the answer would be C', '..., C would be correct') as none",
-)
 @pytest.mark.parametrize(
     "output",
     ["If the question meant kelvin, I would choose C. Which scale is meant?", "If the gas were ideal, I would go with C."],
@@ -88,11 +82,6 @@ def test_a_letter_that_is_not_an_option_is_not_an_answer_under_a_weighing_policy
     assert _step(tmp_path, resolve="last_position").outcome("B was close, but I choose E.") == (None, "not_an_option")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: under first_step a statement kind's letter is not checked against the options "
-    "(find._api.extraction_of): the verdict extracts 'E' on a four-option question, failure wrong_answer",
-)
 def test_a_letter_that_is_not_an_option_is_not_an_answer(pick: Built) -> None:
     assert pick.outcome("B was close, but I choose E.") == (None, "not_an_option")
 
@@ -118,6 +107,18 @@ def test_parameter_openings_pick_with_no_subject_where_they_open_a_sentence(tmp_
     assert pick.read("Now: going with D.") == "D"
     assert pick.read("They were going with D.") is None  # inside its sentence
     assert _step(tmp_path, openings=[]).read("Going with D.") is None
+
+
+def test_parameter_conditions_make_a_conditional_pick_hypothetical(tmp_path: Path, pick: Built) -> None:
+    supposed = "If the gas were ideal, I would go with B."
+    assert pick.read(supposed) is None
+    assert pick.read("Assuming the gas is ideal, I would choose B.") is None
+    # the condition is the choice itself: a pick
+    assert pick.read("If I had to choose, I would pick B.") == "B"
+    assert pick.read("If forced to choose, I would go with B.") == "B"
+    # not conditional: "I'd go with" in a sentence that opens with "if" still picks
+    assert pick.read("If we look at all the options, I'd go with B.") == "B"
+    assert _step(tmp_path, conditions=[]).read(supposed) == "B"
 
 
 def test_parameter_which_picks_the_first_or_the_last_pick(tmp_path: Path, pick: Built) -> None:

@@ -73,11 +73,6 @@ def test_an_option_judged_true_is_a_stray_letter_only_when_no_other_is_judged(tm
     assert found.kind == "stray"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the letter right before the verdict is read even when it closes a list of letters: "
-    "'(A) or (B) is correct.' reads B, in robust too (a hedge earns a reward when B is the gold)",
-)
 @pytest.mark.parametrize(
     "output", ["(A) or (B) is correct.", "Either (A) or (B) is correct.", "A or B is the best choice.", "Option A or option B is correct."]
 )
@@ -85,16 +80,10 @@ def test_several_letters_judged_together_are_no_answer(verdict: Built, output: s
     assert verdict.read(output) is None
 
 
-@pytest.mark.xfail(strict=True, reason="the bug above, in robust: '(A) or (B) is correct.' earns the reward when B is the gold")
 def test_in_robust_several_letters_judged_together_earn_nothing() -> None:
     assert [ROBUST.grade("(A) or (B) is correct.", expected=gold).reward for gold in "ABCD"] == [0.0] * 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: under first_step a statement kind's letter is not checked against the options "
-    "(find._api.extraction_of): the verdict extracts 'E' on a four-option question, failure wrong_answer",
-)
 def test_a_letter_that_is_not_an_option_is_not_an_answer(verdict: Built) -> None:
     assert verdict.outcome("B was close, but (E) is the correct answer.") == (None, "not_an_option")
 

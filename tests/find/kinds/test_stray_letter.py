@@ -115,12 +115,6 @@ def test_parameter_cues_in_the_sentence_make_it_a_choice(tmp_path: Path, stray: 
     assert best_only.read("The best reading here (B).") == "B"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: StrayLetter.__call__ never answers (find._api.extraction_of drops 'stray' candidates), "
-    "so under first_step the kind reads nothing, and under conclusion the policy chooses: `which` "
-    "changes no reading under any policy",
-)
 def test_parameter_which_picks_the_first_or_the_last_stray_letter(tmp_path: Path) -> None:
     output = "This supports (B). This supports (D)."
     assert _step(tmp_path, resolve="first_step").read(output) == "D"

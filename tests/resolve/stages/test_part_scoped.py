@@ -37,12 +37,6 @@ def test_an_overall_answer_after_a_scoped_one_counts() -> None:
     assert ROBUST.read("The answer to (a) is (C). Overall, the answer is (C).", options=TEN) == "C"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: part_scoped decides when no commitment of the run is scoped to a part, because "
-    "all() of no commitments is true: without the hedge stage a concluding hedge is reported as "
-    "'an answer scoped to one part only' (no_answer) instead of falling through to ambiguous",
-)
 def test_a_run_without_a_commitment_is_not_scoped_to_a_part(tmp_path: Path) -> None:
     verdict = robust_with_stages(tmp_path, ["part_scoped"]).grade("The answer is (A) or (B).", options=TEN)
     assert (verdict.extracted_answer, verdict.failure) == (None, "ambiguous")

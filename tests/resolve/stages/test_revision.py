@@ -69,13 +69,6 @@ def test_a_multi_part_question_gives_one_letter_per_part_no_answer() -> None:
     assert _robust(revised, options, question).extracted_answer == "C"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=IndexError,
-    reason="bug: revision reads the concluding statement's letter (last.letters[0]) without checking "
-    "that it has one; in a mode whose stages list revision without no_option before it, a concluding "
-    "'none of the options' makes grade raise IndexError instead of giving a verdict",
-)
 def test_a_concluding_no_option_never_makes_it_raise(tmp_path: Path) -> None:
     mode = robust_with_stages(tmp_path, ["hedge", "revision"])
     output = "The answer is (C). Let me think about it much more carefully now. The answer is none of the options."
