@@ -45,6 +45,8 @@ WITHDRAWN = [
     "I'm not sure any more.",
     "Wait, no. I take that back.",
     "Never mind, I am not sure which one is.",
+    "Actually, none of the options is correct.",  # rule 8: it ends saying no option is right
+    "None of the options is right.",
 ]
 STATED = ["The answer is (B).", "Answer: B", "\\boxed{B}", "I'd go with B.", "**Final Answer:** (B)", "So, B."]
 
@@ -67,6 +69,9 @@ def test_a_commitment_withdrawn_without_another_option_earns_nothing(stated: str
         "The answer is (B). Option A says the opposite; no, that is wrong.",  # about option A
         "The answer is (B). " + "It fits every clause of the definition given. " * 6 + "Scratch that idea for A.",
         "The answer is (B). I take it back: the answer is (B).",  # restated: committed again
+        "The answer is (B). None of the other options is right.",  # about the others
+        "The answer is (B). None of the options is exactly right, but B is the closest.",  # rule 3
+        "None of the options is right. The answer is (B).",  # the answer comes after (rule 3)
     ],
 )
 def test_a_withdrawal_about_something_else_withdraws_nothing(output: str) -> None:
