@@ -23,8 +23,10 @@ About 3 minutes: the pip install (about 40 s), Gym's start (about 35 s), the col
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -58,6 +60,7 @@ OUTPUTS: dict[str, list[str]] = {
     "cbx-example-2": ["\\boxed{C}", "\\boxed{c}", "\\boxed{D}", "\\fbox{C}"],
     "cbx-example-3": ["Answer: B", "Answer: A", "Mercury is a liquid metal.\nAnswer: B", "Tin?"],
 }
+DEFAULT_HEAD_PORT = 11000  # Gym's head server's port when the config names none
 # The servers of choicebox_mcqa.yaml, by the directory Gym runs each one's app.py in.
 SERVERS = {"choicebox_mcqa", "simple_agent", "single_agent_turn_legacy", "openai_model"}
 
@@ -75,6 +78,7 @@ class PageRun:
     blocks: tuple[Block, ...]
     left_at_end: tuple[Process, ...]
     log: str
+    head_port: int
 
     def block(self, needle: str) -> Block:
         (found,) = [b for b in self.blocks if needle in b.text]
@@ -86,6 +90,17 @@ class PageRun:
     def jsonl(self, path: str) -> list[dict[str, Any]]:
         lines = (self.work / path).read_text("utf-8").splitlines()
         return [json.loads(line) for line in lines if line.strip()]
+
+
+@contextlib.contextmanager
+def _holding(port: int) -> Iterator[None]:
+    """A listener on ``port`` while the page runs, as another Gym or server would be (unless
+    something holds the port already, which does as well)."""
+    with socket.socket() as sock:
+        with contextlib.suppress(OSError):
+            sock.bind(("127.0.0.1", port))
+            sock.listen()
+        yield
 
 
 def _servers(processes: tuple[Process, ...]) -> dict[str, int]:
@@ -172,6 +187,7 @@ def _run_page(work: Path, blocks: tuple[str, ...], head_port: int) -> PageRun:
         blocks=tuple(done),
         left_at_end=tuple(left),
         log=log_path.read_text("utf-8", "replace"),
+        head_port=head_port,
     )
 
 
@@ -189,7 +205,7 @@ def page_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PageRun]:
     inputs = work / page.option(collect, "--input")
     rows = [json.loads(line) for line in inputs.read_text("utf-8").splitlines() if line.strip()]
     table = write_replies(root / "replies.json", [(row, OUTPUTS[row["uuid"]]) for row in rows])
-    with stub_model(table) as stub_port:
+    with stub_model(table) as stub_port, _holding(DEFAULT_HEAD_PORT):
         commands = page.commands(
             blocks,
             page.substitutions(
@@ -243,6 +259,12 @@ def test_the_started_servers_are_seen_so_that_nothing_left_means_something(
     page_run: PageRun,
 ) -> None:
     assert set(_servers(page_run.block("env start").running)) == SERVERS
+
+
+def test_gyms_head_server_took_the_free_port_with_11000_held(page_run: PageRun) -> None:
+    for log in ("env_start.log", page.option(page_run.command("eval reverify"), ">")):
+        text = (page_run.work / log).read_text("utf-8", "replace")
+        assert f"Uvicorn running on http://127.0.0.1:{page_run.head_port} " in text, log
 
 
 def test_stopping_as_the_page_says_leaves_no_process_behind(page_run: PageRun) -> None:
