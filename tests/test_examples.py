@@ -87,9 +87,9 @@ def test_the_readme_rule_file_error_is_what_rules_check_prints(
 # The NeMo Gym page's commands: tests/serve/test_gym_page.py runs them (with Gym installed);
 # without Gym this still holds them to what that test can run.
 _GYM_PAGE_PLACES = {
-    "gym_venv": Path("/gym"),
-    "venvs": Path("/venvs"),
-    "project": Path("/choicebox"),
+    "gym_venv": Path("gym-venv"),
+    "venvs": Path("gym-venvs"),
+    "project": Path("choicebox-copy"),
     "model_address": "127.0.0.1:8000",
 }
 
