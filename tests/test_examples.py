@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 import choicebox
 from choicebox.cli import main
+from gym_side import page as gym_page
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
@@ -80,3 +82,38 @@ def test_the_readme_rule_file_error_is_what_rules_check_prints(
     monkeypatch.chdir(tmp_path)
     assert main(["rules", "check", "my_rules"]) == 1
     assert capsys.readouterr().err == shown
+
+
+# The NeMo Gym page's commands: tests/serve/test_gym_page.py runs them (with Gym installed);
+# without Gym this still holds them to what that test can run.
+_GYM_PAGE_PLACES = {
+    "gym_venv": Path("gym-venv"),
+    "venvs": Path("gym-venvs"),
+    "project": Path("choicebox-copy"),
+    "model_address": "127.0.0.1:8000",
+}
+
+
+def test_the_nemo_gym_page_has_the_commands_its_test_runs_and_no_other_placeholder() -> None:
+    blocks = gym_page.bash_blocks()
+    commands = gym_page.commands(blocks, gym_page.substitutions(**_GYM_PAGE_PLACES))
+    for subcommand in ("env start", "eval run", "eval reverify"):
+        assert gym_page.gym_command(commands, subcommand)[:1] == ["$GYM"]
+    assert [gym_page.is_stop(block) for block in commands].count(True) == 2
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        ("--model-api-key KEY", "--model-api-key ...", "still has '...'"),
+        ("/path/to/choicebox", "choicebox", "no longer has '/path/to/choicebox'"),
+        ("results/rollouts.jsonl -o", "ROLLOUTS.jsonl -o", "still has 'ROLLOUTS.jsonl'"),
+    ],
+)
+def test_a_page_the_gym_page_test_cannot_run_as_written_is_an_error(
+    before: str, after: str, message: str
+) -> None:
+    blocks = tuple(block.replace(before, after) for block in gym_page.bash_blocks())
+    assert blocks != gym_page.bash_blocks()
+    with pytest.raises(AssertionError, match=re.escape(message)):
+        gym_page.commands(blocks, gym_page.substitutions(**_GYM_PAGE_PLACES))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from project_copy import copy_project
 
 pytestmark = pytest.mark.slow
 
@@ -69,16 +70,7 @@ def _archive_name(resource: str) -> str:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("build")
-    project = work / "project"
-    project.mkdir()
-    for name in os.listdir(ROOT):
-        if (ROOT / name).is_file() and (
-            name.endswith((".toml", ".md", ".txt")) or name.startswith("LICENSE")
-        ):
-            shutil.copy2(ROOT / name, project / name)
-    ignore = shutil.ignore_patterns("*.egg-info", "__pycache__", "*.pyc", "build", "dist")
-    for folder in ("sdk", "rules", "grammars"):
-        shutil.copytree(ROOT / folder, project / folder, ignore=ignore)
+    project = copy_project(work / "project")
     out = work / "dist"
     _run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), "."],

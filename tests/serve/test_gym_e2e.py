@@ -22,12 +22,10 @@ About 60-90 s (Gym's start-up is 10-15 s, each ``gym eval run`` 4-8 s). Needs Gy
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +40,7 @@ import pytest
 from choicebox.metrics import aggregate_metrics
 from gym_side.compare import assert_same_as_gym
 from gym_side.env import gym_venv, run_gym_python, site_packages
+from gym_side.launch import free_port, gym_environ, head_server_yaml, stub_model, write_replies
 
 pytestmark = pytest.mark.gym
 
@@ -116,18 +115,7 @@ class GymRun:
     runs: dict[tuple[str, str], Collected]
     start_seconds: float
     start_log: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _prompt(row: dict[str, Any]) -> str:
-    messages = row["responses_create_params"]["input"]
-    return "".join(m["content"] for m in messages if m.get("role") == "user")
+    head_port: int
 
 
 def _write_rows(path: Path, rows: list[dict[str, Any]], keys: list[str]) -> Rows:
@@ -153,15 +141,12 @@ def _prepare_rows(work: Path, venv: Path) -> dict[str, Rows]:
 
 
 def _stub_table(work: Path, inputs: dict[str, Rows]) -> Path:
-    table: dict[str, list[str]] = {}
-    for rows in inputs.values():
-        for line, key in zip(rows.path.read_text("utf-8").splitlines(), rows.keys, strict=True):
-            digest = hashlib.sha256(_prompt(json.loads(line)).encode()).hexdigest()
-            assert digest not in table, f"two rows share a prompt: {key}"
-            table[digest] = REPLIES[key]["outputs"]
-    path = work / "replies_by_prompt.json"
-    path.write_text(json.dumps(table), encoding="utf-8")
-    return path
+    replies = [
+        (json.loads(line), REPLIES[key]["outputs"])
+        for rows in inputs.values()
+        for line, key in zip(rows.path.read_text("utf-8").splitlines(), rows.keys, strict=True)
+    ]
+    return write_replies(work / "replies_by_prompt.json", replies)
 
 
 def _venvs(work: Path, venv: Path) -> Path:
@@ -182,17 +167,6 @@ def _venvs(work: Path, venv: Path) -> Path:
             check=True,
         )  # fmt: skip
     return root
-
-
-def _environ() -> dict[str, str]:
-    return {
-        **os.environ,
-        "RAY_USAGE_STATS_ENABLED": "0",
-        "RAY_AUTH_MODE": "disabled",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-        "PYTHONUNBUFFERED": "1",
-    }
 
 
 def _wait_ready(gym: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
@@ -227,7 +201,7 @@ def _collect(work: Path, venv: Path, agent: str, rows: Rows, name: str) -> Colle
          "--input", str(rows.path), "--output", str(out / "rollouts.jsonl"),
          "--num-repeats", str(REPEATS), "--concurrency", "1"],
         cwd=work,
-        env=_environ(),
+        env=gym_environ(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -258,18 +232,24 @@ def gym_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GymRun]:
     shutil.copytree(EXAMPLE / "resources_servers", work / "resources_servers")
     shutil.copy(EXAMPLE / "choicebox_mcqa.yaml", work / "choicebox_mcqa.yaml")
     (work / "comparison.yaml").write_text(COMPARISON, encoding="utf-8")
+    # Gym's head server on a free port, for every gym command run here (not 11000, which another
+    # run or server may hold).
+    head_port = free_port()
+    (work / "env.yaml").write_text(head_server_yaml(head_port), encoding="utf-8")
     inputs = _prepare_rows(work, venv)
     table = _stub_table(work, inputs)
     venvs = _venvs(work, venv)
 
-    stub = subprocess.Popen(
-        [sys.executable, str(HERE / "gym_side" / "stub_model.py"), str(table)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert stub.stdout is not None
-    stub_port = int(stub.stdout.readline())
-    choicebox_port = _free_port()
+    with stub_model(table) as stub_port:
+        yield from _start_gym(
+            work, venv, inputs=inputs, venvs=venvs, stub_port=stub_port, head_port=head_port
+        )
+
+
+def _start_gym(
+    work: Path, venv: Path, *, inputs: dict[str, Rows], venvs: Path, stub_port: int, head_port: int
+) -> Iterator[GymRun]:
+    choicebox_port = free_port()
     log = work / "gym_env_start.log"
     started = time.monotonic()
     with log.open("wb") as sink:
@@ -281,7 +261,7 @@ def gym_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GymRun]:
              "+skip_venv_if_present=true", f"+uv_venv_dir={venvs}",
              f"++choicebox_mcqa.resources_servers.choicebox_mcqa.port={choicebox_port}"],
             cwd=work,
-            env=_environ(),
+            env=gym_environ(),
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -306,11 +286,10 @@ def gym_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GymRun]:
             runs=runs,
             start_seconds=start_seconds,
             start_log=log,
+            head_port=head_port,
         )
     finally:
         _stop_group(gym)
-        stub.terminate()
-        stub.wait(timeout=10)
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -390,6 +369,8 @@ def test_gym_started_choicebox_from_the_shipped_directory(gym_run: GymRun) -> No
     # The server Gym started is choicebox, on the port the config assigned it.
     health = httpx.get(f"{gym_run.choicebox_url}/health", timeout=10).json()
     assert "strict_single_letter_boxed" in health["modes"]
+    # Gym's head server took the free port env.yaml gave it, not 11000.
+    assert f"Uvicorn running on http://127.0.0.1:{gym_run.head_port} " in log
 
 
 def test_every_rollout_went_through_the_session_protocol(gym_run: GymRun) -> None:
@@ -493,7 +474,6 @@ def test_bad_task_data_is_masked_and_the_collection_completes(gym_run: GymRun) -
 
 
 def test_timings(gym_run: GymRun) -> None:
-    """Not a requirement, a record: printed with -s, bounded so a hang shows."""
+    """Not a requirement, a record: printed with -s (``_wait_ready`` bounds the start)."""
     collect = {f"{s}/{d}": round(r.seconds, 1) for (s, d), r in gym_run.runs.items()}
     print(f"\ngym env start ready in {gym_run.start_seconds:.1f} s; gym eval run: {collect}")
-    assert gym_run.start_seconds < 240
