@@ -31,6 +31,10 @@ def verdicts(draw: st.DrawFn) -> Verdict:
         step=draw(st.sampled_from([None, "answer", "boxed"])),
         failure=draw(_FAILURES),
         detail=draw(st.text(max_size=20)),
+        needs_judge=draw(st.booleans()),
+        judge_letter=draw(st.sampled_from([None, "A", "C"])),
+        judge_model=draw(st.sampled_from([None, "judge-1"])),
+        judge_failure=draw(st.sampled_from([None, "timeout", "not_a_letter"])),
     )
 
 
@@ -47,6 +51,15 @@ def rows(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         row["grading_mode"] = "robust"
     return row
+
+
+def test_the_judge_s_fields_follow_the_rules_fields() -> None:
+    """The judge's reading is written beside the rules' own, never in place of it."""
+    assert list(VERDICT_KEYS)[-4:] == ["needs_judge", "judge_letter", "judge_model", "judge_failure"]
+    assert Verdict(
+        reward=0.0, reward_components=dict.fromkeys(COMPONENTS, 0.0), extracted_answer=None,
+        expected_answer="A", mode="robust",
+    ).wire_fields()["needs_judge"] is False  # fmt: skip
 
 
 def test_the_wire_keys_are_the_schemas() -> None:
@@ -81,7 +94,7 @@ def test_the_splice_writes_the_output_row(row: dict[str, Any], verdict: Verdict)
 
 
 @settings(max_examples=300, deadline=None)
-@given(rows(), verdicts(), st.sampled_from([(), ("uuid",), ("grading_failure",), ("extraction_step",)]))
+@given(rows(), verdicts(), st.sampled_from([(), ("uuid",), ("grading_failure",), ("extraction_step",), ("judge_failure",)]))
 def test_the_record_of_a_verdict_is_the_record_of_its_output_row(
     row: dict[str, Any], verdict: Verdict, by: tuple[str, ...]
 ) -> None:
