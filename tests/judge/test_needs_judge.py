@@ -41,7 +41,7 @@ def test_robust_flags_its_no_answer_rows_and_keeps_their_rule_verdict(
 ) -> None:
     verdict = grade_text(text, OPTIONS, "D", default_registry().get("robust"))
     assert (verdict.failure, verdict.needs_judge) == (failure, flagged)
-    assert verdict.judge_letter is None and verdict.judge_model is None
+    assert (verdict.judge_letter, verdict.judge_model) == (None, None)
     if flagged:
         assert (verdict.reward, verdict.extracted_answer) == (0.0, None)
         assert verdict.wire_fields()["needs_judge"] is True
