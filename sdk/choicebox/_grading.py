@@ -169,9 +169,10 @@ def weighted_reward(mode: GradingMode, components: Mapping[str, float]) -> float
     return sum(weights.get(name, 0.0) * value for name, value in components.items())
 
 
-def judged_components(letter: str, expected: str) -> dict[str, float]:
+def judged_components(letter: str | None, expected: str) -> dict[str, float]:
     """The reward components of a letter a model judge read: correct or not, answered, and never
-    in the mode's own format (the rules found no answer in it)."""
+    in the mode's own format (the rules found no answer in it). ``None`` (the judge read none, or
+    failed) gives a letterless verdict's, the rules' own on every row a mode sends to a judge."""
     return _components(letter, expected, clean=False)
 
 

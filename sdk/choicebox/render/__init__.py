@@ -20,6 +20,7 @@ from ._verdict import (
     Verdict,
     WireField,
     verdict_key,
+    verdict_of_row,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "masked_response",
     "output_row",
     "verdict_key",
+    "verdict_of_row",
 ]

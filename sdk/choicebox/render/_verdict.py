@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, NamedTuple, TypeAlias
 import attrs
 
 from choicebox._modes import COMPONENTS
-from choicebox.find import FailureKind
+from choicebox.find import FAILURE_KINDS, FailureKind
 from choicebox.resolve import Ruling
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Verdict",
     "WireField",
     "verdict_key",
+    "verdict_of_row",
 ]
 
 # Why a model judge gave no reading of a row (``Verdict.judge_failure``); the row then keeps its
@@ -39,6 +40,7 @@ JudgeFailure: TypeAlias = Literal[
     "bad_response",  # a reply that is no Chat Completions or Responses object with text
     "not_a_letter",  # a reply that is neither one option letter nor NONE: never guessed at
     "not_an_option",  # a letter that is not one of the row's options
+    "too_long",  # a response longer than a judge is sent (``choicebox.judge.MAX_RESPONSE_CHARS``)
 ]
 JUDGE_FAILURES: Final[tuple[str, ...]] = JudgeFailure.__args__  # type: ignore[attr-defined]
 
@@ -163,3 +165,50 @@ class Verdict:
         for name, render in _AFTER_COMPONENTS:
             fields[name] = render(self)
         return fields
+
+
+def verdict_of_row(row: Mapping[str, Any]) -> Verdict | None:
+    """The verdict a graded row was written from (``to_wire``'s inverse on ``WIRE_SCHEMA``'s
+    fields), or ``None`` when the row holds no well-formed verdict: an error row, a row of
+    another tool. What the wire leaves out (``errors``, ``candidates``, a correct verdict's
+    ``detail``) is left out here too, so the verdict writes the row's fields back as they were.
+    ``choicebox.batch.judge_file`` reads the rows it post-processes this way, without grading
+    them again."""
+    components = row.get("reward_components")
+    reward = row.get("reward")
+    if not isinstance(components, Mapping) or set(components) != set(COMPONENTS) or not _number(reward):
+        return None
+    if not all(_number(value) for value in components.values()):
+        return None
+    strings = {name: row.get(name) for name in ("extracted_answer", "extraction_step", "grading_detail", "judge_letter", "judge_model")}
+    if not all(value is None or isinstance(value, str) for value in strings.values()):
+        return None
+    expected, mode = row.get("expected_answer"), row.get("grading_mode")
+    failure, judge_failure = row.get("grading_failure"), row.get("judge_failure")
+    needs_judge = row.get("needs_judge", False)
+    if (
+        not isinstance(expected, str)
+        or not isinstance(mode, str)
+        or not (failure is None or failure in FAILURE_KINDS)
+        or not (judge_failure is None or judge_failure in JUDGE_FAILURES)
+        or not isinstance(needs_judge, bool)
+    ):
+        return None
+    return Verdict(
+        reward=float(reward),  # type: ignore[arg-type]  # _number checked it
+        reward_components={name: float(components[name]) for name in COMPONENTS},
+        extracted_answer=strings["extracted_answer"],
+        expected_answer=expected,
+        mode=mode,
+        step=strings["extraction_step"],
+        failure=failure,
+        detail=strings["grading_detail"] or "",
+        needs_judge=needs_judge,
+        judge_letter=strings["judge_letter"],
+        judge_model=strings["judge_model"],
+        judge_failure=judge_failure,
+    )
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
