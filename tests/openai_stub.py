@@ -54,6 +54,11 @@ class StubState:
             self.attempts[prompt] += 1
             return self.attempts[prompt]
 
+    def sent(self, prompt: str) -> dict[str, Any]:
+        """The last request that asked ``prompt``."""
+        with self.lock:
+            return next(r for r in reversed(self.requests) if _prompt_of(r["body"]) == prompt)
+
     @property
     def calls(self) -> int:
         with self.lock:
@@ -102,8 +107,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         prompt = _prompt_of(body)
         reply = answer_of(prompt)
-        for kind, count, value in _MARKER.findall(prompt.rpartition("The response:")[2]):
-            count = count or None
+        for kind, times, value in _MARKER.findall(prompt.rpartition("The response:")[2]):
+            count = times or None
             if kind in ("429", "500") and _faulted(count, attempt):
                 headers = {"Retry-After": "0"} if kind == "429" else {}
                 self._send(int(kind), b'{"error": {"message": "scripted"}}', headers)
