@@ -79,7 +79,7 @@ def test_another_model_is_another_question(stub: tuple[str, StubState], tmp_path
 
 
 def test_a_failure_to_reply_is_not_cached_so_a_rerun_tries_again(stub: tuple[str, StubState], tmp_path: Path) -> None:
-    url, state = stub
+    url, _ = stub
     request = _request("Pumice. [[stub:500*always]]")
     with Judge(_endpoint(url, retries=0), cache=JudgeCache(tmp_path / "c.jsonl")) as judge:
         assert judge.judge(request).failure == "http_error"
@@ -108,7 +108,7 @@ def test_a_judge_that_never_answers_is_found_down_and_the_rest_not_sent() -> Non
     assert [j.failure for j in judgements] == ["unreachable"] * 10
     assert judge.cost.prompts == 3  # then the breaker: the other 7 were never sent
     assert judge.cost.calls == 6
-    assert judge.down is not None and judge.down.startswith("3 prompts in a row got no answer")
+    assert (judge.down or "").startswith("3 prompts in a row got no answer")
     assert judgements[-1].detail.startswith("not sent: the judge was found down earlier in the run")
 
 
