@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -232,3 +237,29 @@ def test_a_gym_mode_sends_nothing_to_the_judge(stub: tuple[str, StubState], tmp_
     assert status == 0
     assert state.calls == 0
     assert "0 rows sent (0 flagged, 0 for calibration)" in err.getvalue()
+
+
+def test_ctrl_c_in_the_judge_pass_keeps_the_rule_verdicts_and_the_replies_so_far(tmp_path: Path) -> None:
+    responses = [f"{FLOATS} (fast {n})" for n in range(8)] + [f"{FLOATS} [[stub:slow*always]] ({n})" for n in range(8)]
+    source = _write_rows(tmp_path / "rollouts.jsonl", responses)
+    output = tmp_path / "graded.jsonl"
+    cache = tmp_path / "cache.jsonl"
+    with openai_stub(slow_seconds=30.0) as (url, _):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "choicebox", "grade", str(source), "-o", str(output), "--mode", "robust",
+             "--workers", "1", "--judge-url", url, "--judge-model", "stub-judge", "--judge-cache", str(cache),
+             "--judge-concurrency", "2", "--judge-timeout", "60"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+        # Once the fast rows' replies are in the cache the pass waits on the slow ones: stop it.
+        while child.poll() is None and (not cache.exists() or cache.read_bytes().count(b"\n") < 8):
+            time.sleep(0.01)
+        os.killpg(child.pid, signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err
+    assert "interrupted in the judge pass" in err
+    rows = _read(output)
+    assert len(rows) == len(responses)
+    assert all(row["judge_model"] is None and row["needs_judge"] for row in rows)  # the rule verdicts
+    assert not judging_path(output).exists()
+    assert cache.read_bytes().count(b"\n") == 8

@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 import attrs
@@ -93,7 +92,7 @@ class Judge:
         self.prompt = prompt if prompt is not None else JudgePrompt.default()
         self.cache = cache if cache is not None else JudgeCache()
         self._client = JudgeClient(endpoint)
-        self._pool = ThreadPoolExecutor(endpoint.concurrency, thread_name_prefix="choicebox-judge")
+        self._stopped = threading.Event()
         self._breaker = breaker
         self._max_response = max_response_chars
         self._lock = threading.Lock()
@@ -113,12 +112,50 @@ class Judge:
             return self._down
 
     def judge_all(self, requests: Sequence[JudgeRequest]) -> list[Judgement]:
-        """The judgement of each request, in their order; ``concurrency`` of them at a time."""
+        """The judgement of each request, in their order; ``concurrency`` of them at a time.
+
+        The workers are daemon threads, started per call: a run stopped with Ctrl-C ends at once
+        instead of waiting out the requests in flight (a pool's threads are joined at exit, and a
+        judge that hangs would hold the process for its whole timeout).
+        """
+        if self._stopped.is_set():
+            raise RuntimeError("this judge is closed (or was stopped): make a new one")
         started = time.monotonic()
+        results: list[Judgement | None] = [None] * len(requests)
+        failed: list[BaseException] = []
+        todo = iter(enumerate(requests))
+        lock = threading.Lock()
+
+        def work() -> None:
+            while not self._stopped.is_set():
+                with lock:
+                    item = next(todo, None)
+                if item is None:
+                    return
+                try:
+                    results[item[0]] = self.judge(item[1])
+                except BaseException as exc:  # a bug: raised again in the caller's thread
+                    failed.append(exc)
+                    self._stopped.set()
+                    return
+
+        workers = [
+            threading.Thread(target=work, name="choicebox-judge", daemon=True)
+            for _ in range(min(self.endpoint.concurrency, len(requests)))
+        ]
         try:
-            return list(self._pool.map(self.judge, requests))
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                worker.join()
+        except BaseException:
+            self._stopped.set()  # the workers take no more rows; those in flight are cut off
+            raise
         finally:
             self._add(seconds=time.monotonic() - started)
+        if failed:
+            raise failed[0]
+        return [result for result in results if result is not None]
 
     def judge(self, request: JudgeRequest) -> Judgement:
         """The judgement of one row (never raises on anything the judge does)."""
@@ -182,7 +219,9 @@ class Judge:
             )
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """End the judge: no more rows are taken, its connections are closed and its cache is
+        flushed to disk (a reply that arrives later is not kept)."""
+        self._stopped.set()
         self._client.close()
         self.cache.close()
 
