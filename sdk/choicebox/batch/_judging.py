@@ -26,13 +26,10 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 import attrs
 import orjson
 
-from choicebox._errors import BatchError, UnknownModeError, WireFormatError
-from choicebox._grading import reading_text
+from choicebox._errors import BatchError
 from choicebox._modes import COMPONENTS, GradingMode, ModeRegistry, default_registry
-from choicebox._reader import read_mcqa_row
-from choicebox._rollout import response_text
 from choicebox.metrics import MetricsAccumulator, MetricsDocument, RunSummary
-from choicebox.render import Verdict, verdict_of_row
+from choicebox.render import Verdict
 from choicebox.render._records import record_of
 
 from ._files import check_target, create_new, sidecar_paths, write_json
@@ -215,26 +212,15 @@ def _object(number: int, raw: bytes, output: Path) -> dict[str, Any]:
 def _target(number: int, row: dict[str, Any], registry: ModeRegistry, sampled: frozenset[int]) -> _Target | None:
     """The row at ``number`` as something to judge, or ``None`` when it is not one (or cannot be:
     a row whose verdict, mode or text cannot be read keeps its line as it is)."""
-    if "error" in row:
-        return None
     flagged = row.get("needs_judge") is True
     if not flagged and number not in sampled:
         return None
-    verdict = verdict_of_row(row)
-    reading = read_mcqa_row(row, rollout=True)
-    if verdict is None or isinstance(reading, list) or "response" not in row:
-        return None
-    try:
-        mode = registry.get(verdict.mode)
-        text = reading_text(mode, response_text(row["response"]))
-    except (UnknownModeError, WireFormatError):
-        return None
-    if text is None:
-        return None
-    from choicebox.judge import JudgeRequest  # noqa: PLC0415  see judge_file; imported by then
+    from choicebox.judge import judged_row  # noqa: PLC0415  see judge_file; imported by then
 
-    request = JudgeRequest(question=reading.question, options=reading.options, response=text)
-    return _Target(number, row, verdict, mode, request, not flagged)
+    seen = judged_row(row, registry)
+    if seen is None:
+        return None
+    return _Target(number, row, seen.verdict, seen.mode, seen.request, not flagged)
 
 
 def _flush(

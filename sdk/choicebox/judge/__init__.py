@@ -24,6 +24,7 @@ from ._judge import MAX_RESPONSE_CHARS, Judge, JudgeCost, Judgement, JudgeReques
 from ._prompt import JudgePrompt
 from ._reply import NONE, ReplyReading, read_reply
 from ._report import Calibration, JudgeReport, JudgeTally, KindTally
+from ._rows import JudgedRow, judged_row
 
 __all__ = [
     "MAX_RESPONSE_CHARS",
@@ -39,11 +40,13 @@ __all__ = [
     "JudgeReport",
     "JudgeRequest",
     "JudgeTally",
+    "JudgedRow",
     "Judgement",
     "KindTally",
     "Reply",
     "ReplyReading",
     "apply_judgement",
     "cache_key",
+    "judged_row",
     "read_reply",
 ]
