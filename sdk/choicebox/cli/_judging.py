@@ -27,8 +27,8 @@ __all__ = [
     "run_judge_pass",
 ]
 
-# The bearer token for the judge's endpoint, if it needs one: read from the environment, never
-# from the command line (where ``ps`` and shell histories show it).
+# ``choicebox.judge.API_KEY_ENV``, named here for the help text without importing the judge (a
+# test keeps the two equal).
 API_KEY_ENV: Final = "CHOICEBOX_JUDGE_API_KEY"
 # Seconds between progress lines of the judge pass (tests lower it).
 PROGRESS_INTERVAL: float = 5.0
@@ -92,7 +92,7 @@ def judge_settings(args: argparse.Namespace) -> tuple[JudgeEndpoint, JudgePrompt
     if args.judge_model is None:
         return "--judge-url needs --judge-model"
     from choicebox._errors import JudgeError  # noqa: PLC0415  only a run with a judge reads these
-    from choicebox.judge import JudgeEndpoint, JudgePrompt  # noqa: PLC0415  the same
+    from choicebox.judge import JudgeEndpoint, JudgePrompt, api_key_from_env  # noqa: PLC0415  the same
 
     chosen: dict[str, Any] = {
         "api": args.judge_api, "concurrency": args.judge_concurrency, "timeout": args.judge_timeout,
@@ -102,7 +102,7 @@ def judge_settings(args: argparse.Namespace) -> tuple[JudgeEndpoint, JudgePrompt
         endpoint = JudgeEndpoint(
             url=args.judge_url,
             model=args.judge_model,
-            api_key=os.environ.get(API_KEY_ENV) or None,
+            api_key=api_key_from_env(),
             **{name: value for name, value in chosen.items() if value is not None},
         )
         prompt = JudgePrompt.from_file(args.judge_prompt) if args.judge_prompt else JudgePrompt.default()

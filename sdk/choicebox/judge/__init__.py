@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ._apply import apply_judgement
 from ._cache import JudgeCache, cache_key
-from ._client import Api, JudgeClient, JudgeEndpoint, Reply
+from ._client import API_KEY_ENV, Api, JudgeClient, JudgeEndpoint, Reply, api_key_from_env
 from ._judge import MAX_RESPONSE_CHARS, Judge, JudgeCost, Judgement, JudgeRequest
 from ._prompt import JudgePrompt
 from ._reply import NONE, ReplyReading, read_reply
@@ -27,6 +27,7 @@ from ._report import Calibration, JudgeReport, JudgeTally, KindTally
 from ._rows import JudgedRow, judged_row
 
 __all__ = [
+    "API_KEY_ENV",
     "MAX_RESPONSE_CHARS",
     "NONE",
     "Api",
@@ -45,6 +46,7 @@ __all__ = [
     "KindTally",
     "Reply",
     "ReplyReading",
+    "api_key_from_env",
     "apply_judgement",
     "cache_key",
     "judged_row",

@@ -12,6 +12,7 @@ The reply text is found as the grader finds a model's (``choicebox._rollout.resp
 from __future__ import annotations
 
 import math
+import os
 import random
 import threading
 import time
@@ -29,7 +30,11 @@ from choicebox.render import JudgeFailure
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Api", "JudgeClient", "JudgeEndpoint", "Reply"]
+__all__ = ["API_KEY_ENV", "Api", "JudgeClient", "JudgeEndpoint", "Reply", "api_key_from_env"]
+
+# The bearer token for the judge's endpoint, if it needs one: read from the environment, never
+# from a command line (where ``ps`` and shell histories show it).
+API_KEY_ENV: Final = "CHOICEBOX_JUDGE_API_KEY"
 
 Api: TypeAlias = Literal["chat", "responses"]
 _PATHS: Final[dict[str, str]] = {"chat": "chat/completions", "responses": "responses"}
@@ -45,6 +50,11 @@ def _check_url(instance: JudgeEndpoint, attribute: attrs.Attribute[str], url: st
         )
     if parts.query or parts.fragment:
         raise JudgeError(f"judge URL {url!r} has a query or fragment; give the endpoint's base alone")
+
+
+def api_key_from_env() -> str | None:
+    """``$CHOICEBOX_JUDGE_API_KEY``, or ``None`` when it is unset or empty."""
+    return os.environ.get(API_KEY_ENV) or None
 
 
 def _base_url(url: str) -> str:
