@@ -172,3 +172,10 @@ def test_a_bad_endpoint_is_a_clear_error(settings: dict[str, object], words: str
 
 def test_a_trailing_slash_names_the_same_endpoint() -> None:
     assert JudgeEndpoint(url="http://h:1/v1/", model="m") == JudgeEndpoint(url="http://h:1/v1", model="m")
+
+
+def test_the_cli_names_the_api_key_variable_the_judge_reads() -> None:
+    from choicebox.cli import _judging
+    from choicebox.judge import API_KEY_ENV
+
+    assert API_KEY_ENV == _judging.API_KEY_ENV
