@@ -218,6 +218,7 @@ def test_the_judge_options_are_checked_before_grading(tmp_path: Path) -> None:
         (["--judge-url", "http://127.0.0.1:1/v1"], "--judge-url needs --judge-model"),
         (["--judge-url", "localhost:1", "--judge-model", "m"], "is no http(s) URL"),
         (["--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m", "--judge-prompt", str(tmp_path / "no.txt")], "cannot read the prompt template"),
+        (["--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m", "--judge-cache", str(tmp_path)], "the judge cache"),
     ):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):

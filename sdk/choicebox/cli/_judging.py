@@ -9,17 +9,18 @@ import argparse
 import os
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, NamedTuple
 
 from choicebox.cli._args import nonnegative_int, positive_float, positive_int
 
 if TYPE_CHECKING:
     from choicebox.batch import JudgeResult
-    from choicebox.judge import JudgeEndpoint, JudgePrompt, JudgeReport
+    from choicebox.judge import JudgeCache, JudgeEndpoint, JudgePrompt, JudgeReport
 
 __all__ = [
     "API_KEY_ENV",
     "JUDGE_OPTIONS",
+    "JudgeSettings",
     "add_judge_arguments",
     "cache_path",
     "judge_settings",
@@ -82,8 +83,18 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
-def judge_settings(args: argparse.Namespace) -> tuple[JudgeEndpoint, JudgePrompt] | str | None:
-    """The judge the options describe, ``None`` when none is asked for, or what is wrong (words)."""
+class JudgeSettings(NamedTuple):
+    """The judge the options describe: where it is, its prompt, its cache (open already)."""
+
+    endpoint: JudgeEndpoint
+    prompt: JudgePrompt
+    cache: JudgeCache
+
+
+def judge_settings(args: argparse.Namespace, output: str | Path) -> JudgeSettings | str | None:
+    """The judge the options describe, ``None`` when none is asked for, or what is wrong (words).
+    Everything is checked, and the cache opened, before any grading: a misspelt option or a
+    cache that cannot be written fails now, not after an hour's work."""
     given = [name for name in JUDGE_OPTIONS if getattr(args, name) is not None]
     if args.judge_url is None:
         if given:
@@ -92,7 +103,7 @@ def judge_settings(args: argparse.Namespace) -> tuple[JudgeEndpoint, JudgePrompt
     if args.judge_model is None:
         return "--judge-url needs --judge-model"
     from choicebox._errors import JudgeError  # noqa: PLC0415  only a run with a judge reads these
-    from choicebox.judge import JudgeEndpoint, JudgePrompt, api_key_from_env  # noqa: PLC0415  the same
+    from choicebox.judge import JudgeCache, JudgeEndpoint, JudgePrompt, api_key_from_env  # noqa: PLC0415  the same
 
     chosen: dict[str, Any] = {
         "api": args.judge_api, "concurrency": args.judge_concurrency, "timeout": args.judge_timeout,
@@ -106,9 +117,10 @@ def judge_settings(args: argparse.Namespace) -> tuple[JudgeEndpoint, JudgePrompt
             **{name: value for name, value in chosen.items() if value is not None},
         )
         prompt = JudgePrompt.from_file(args.judge_prompt) if args.judge_prompt else JudgePrompt.default()
+        cache = JudgeCache(cache_path(args, output))
     except JudgeError as exc:
         return str(exc)
-    return endpoint, prompt
+    return JudgeSettings(endpoint, prompt, cache)
 
 
 def cache_path(args: argparse.Namespace, output: str | Path) -> Path:
@@ -119,27 +131,15 @@ def cache_path(args: argparse.Namespace, output: str | Path) -> Path:
     return output.with_name(f"{output.stem}_judge_cache.jsonl")
 
 
-def run_judge_pass(
-    args: argparse.Namespace,
-    output: Path,
-    endpoint: JudgeEndpoint,
-    prompt: JudgePrompt,
-    err: IO[str],
-) -> JudgeResult | int:
+def run_judge_pass(args: argparse.Namespace, output: Path, settings: JudgeSettings, err: IO[str]) -> JudgeResult | int:
     """The judge pass over the graded ``output``; an exit status when it could not run."""
-    from choicebox._errors import BatchError, JudgeError  # noqa: PLC0415  see judge_settings
+    from choicebox._errors import BatchError  # noqa: PLC0415  see judge_settings
     from choicebox.batch import judge_file  # noqa: PLC0415  the same
-    from choicebox.judge import Judge, JudgeCache  # noqa: PLC0415  the same
+    from choicebox.judge import Judge  # noqa: PLC0415  the same
 
-    cache_file = cache_path(args, output)
-    try:
-        cache = JudgeCache(cache_file)
-    except JudgeError as exc:
-        print(f"choicebox grade: {exc}", file=err)
-        return 2
     progress = None if args.quiet else _Progress(err)
     try:
-        with Judge(endpoint, prompt=prompt, cache=cache) as judge:
+        with Judge(settings.endpoint, prompt=settings.prompt, cache=settings.cache) as judge:
             return judge_file(
                 output,
                 judge,
@@ -157,7 +157,7 @@ def run_judge_pass(
     except KeyboardInterrupt:
         print(
             f"\nchoicebox grade: interrupted in the judge pass; {output} holds the rule verdicts, and "
-            f"the judge's replies so far are kept in {cache_file}: run again to judge the rest",
+            f"the judge's replies so far are kept in {settings.cache.path}: run again to judge the rest",
             file=err,
         )
         return 130

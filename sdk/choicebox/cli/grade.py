@@ -8,12 +8,14 @@ import os
 import shutil
 import sys
 import time
+from pathlib import Path
 from typing import IO, Any, Final
 
 from choicebox._errors import BatchError, RuleFileError, UnknownModeError
 from choicebox.batch import BatchResult, Progress, default_output, grade_file
 from choicebox.cli._args import add_rules_dir, positive_int
 from choicebox.cli._judging import (
+    JudgeSettings,
     add_judge_arguments,
     judge_settings,
     print_judge_summary,
@@ -93,10 +95,24 @@ def run(args: argparse.Namespace) -> int:
         progress = _BarProgress(err) if err.isatty() else _PlainProgress(err)
     output = args.output or default_output(args.input)
     # Checked before grading, so that a misspelt option fails now and not after an hour's work.
-    judging = judge_settings(args)
+    judging = judge_settings(args, output)
     if isinstance(judging, str):
         print(f"choicebox grade: {judging}", file=err)
         return 2
+    try:
+        return _grade_and_judge(args, output, judging, progress, err)
+    finally:
+        if judging is not None:
+            judging.cache.close()  # the judge closes it too; here for the runs that stop before it
+
+
+def _grade_and_judge(
+    args: argparse.Namespace,
+    output: str | Path,
+    judging: JudgeSettings | None,
+    progress: Progress | None,
+    err: IO[str],
+) -> int:
     engine = grade_file
     if args.engine == "ray":
         try:
@@ -146,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     judge_status = 0
     metrics = result.metrics
     if judging is not None:
-        judged = run_judge_pass(args, result.output, *judging, err)
+        judged = run_judge_pass(args, result.output, judging, err)
         if isinstance(judged, int):
             return judged
         judge_status = print_judge_summary(judged, err)
