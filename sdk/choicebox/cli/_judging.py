@@ -206,8 +206,8 @@ def print_judge_summary(result: JudgeResult, err: IO[str]) -> int:
             lines.append(
                 f"judge: calibration on {calibration.sampled:,} rows the rules decided: agreement "
                 f"{_percent(calibration.agreement)} ({calibration.confidence:.0%} Wilson CI "
-                f"{_percent(calibration.ci_lower)} to {_percent(calibration.ci_upper)}), "
-                f"{calibration.agreed:,} of {calibration.answered:,} answered; NONE on "
+                f"{_percent(calibration.ci_lower)} to {_percent(calibration.ci_upper)}): the rules' "
+                f"letter on {calibration.agreed:,} of the {calibration.answered:,} it answered; NONE on "
                 f"{calibration.judge_none:,}, failed on {calibration.failed:,}"
             )
         else:
