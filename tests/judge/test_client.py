@@ -14,7 +14,7 @@ from choicebox.judge import JudgeClient, JudgeEndpoint, JudgePrompt
 from openai_stub import StubState, openai_stub
 
 OPTIONS = {"A": "Granite", "B": "Basalt", "C": "Marble", "D": "Pumice"}
-SLOW = 1.0  # seconds the stub waits on a "slow" prompt: five times the client's timeout below
+SLOW = 5.0  # seconds the stub waits on a "slow" prompt: five times the client's timeout below
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def _prompt(response: str) -> str:
 
 
 def _client(url: str, **settings: object) -> JudgeClient:
-    defaults: dict[str, object] = {"model": "judge-1", "timeout": 0.2, "retries": 2, "backoff": 0.01, "max_backoff": 0.02}
+    defaults: dict[str, object] = {"model": "judge-1", "timeout": 1.0, "retries": 2, "backoff": 0.01, "max_backoff": 0.02}
     return JudgeClient(JudgeEndpoint(url=url, **{**defaults, **settings}))  # type: ignore[arg-type]  # the test's settings
 
 

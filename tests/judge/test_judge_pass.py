@@ -68,7 +68,9 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def stub() -> Iterator[tuple[str, StubState]]:
-    with openai_stub(slow_seconds=1.0) as running:
+    # A slow reply takes four times the client's timeout below; a normal one, milliseconds, and the
+    # timeout leaves a loaded machine ample room for them.
+    with openai_stub(slow_seconds=6.0) as running:
         yield running
 
 
@@ -77,7 +79,7 @@ def _grade(source: Path, output: Path, url: str, *extra: str) -> tuple[int, str]
     with contextlib.redirect_stderr(err):
         status = main([
             "grade", str(source), "-o", str(output), "--mode", "robust", "--workers", "1", "-q",
-            "--judge-url", url, "--judge-model", "stub-judge", "--judge-timeout", "0.25",
+            "--judge-url", url, "--judge-model", "stub-judge", "--judge-timeout", "1.5",
             "--judge-retries", "2", *extra,
         ])  # fmt: skip
     return status, err.getvalue()

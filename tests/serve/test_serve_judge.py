@@ -26,14 +26,14 @@ def _row(response: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def stub() -> Iterator[tuple[str, StubState]]:
-    with openai_stub(slow_seconds=5.0) as running:
+    with openai_stub(slow_seconds=20.0) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def judged_server(stub: tuple[str, StubState]) -> Iterator[str]:
     url, _ = stub
-    yield from _start("--judge-url", url, "--judge-model", "stub-judge", "--judge-deadline", "0.5", "--grade-workers", "0")
+    yield from _start("--judge-url", url, "--judge-model", "stub-judge", "--judge-deadline", "3", "--grade-workers", "0")
 
 
 def test_a_flagged_verify_is_answered_with_the_judge_s_reading(judged_server: str) -> None:
