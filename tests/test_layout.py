@@ -29,7 +29,7 @@ from choicebox import _errors, jsonl, server
 SRC = Path(__file__).parents[1] / "sdk"
 PACKAGE = SRC / "choicebox"
 MAX_MODULE_LINES = 800
-MAX_ROOT_NAMES = 42  # 40, Problem (what WireFormatError.issues holds) and GymConfigError
+MAX_ROOT_NAMES = 43  # 40, Problem (what WireFormatError.issues holds), GymConfigError and JudgeError
 
 # Circles another change removes; each entry must still be a circle, so a stale one fails too.
 KNOWN_CIRCLES: set[frozenset[str]] = set()
@@ -286,8 +286,9 @@ def _modules_loaded_by(code: str) -> set[str]:
 )
 def test_the_root_and_the_cli_start_without_numpy_or_the_server(code: str) -> None:
     loaded = {name.partition(".")[0] for name in _modules_loaded_by(code)}
-    # Lark too: only a box the fast path cannot read builds (or loads) the parser.
-    assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray", "lark"}
+    # Lark too: only a box the fast path cannot read builds (or loads) the parser. The judge's
+    # HTTP client and JSON Schema are loaded by a run that judges or reads JSON, never before.
+    assert not loaded & {"numpy", "starlette", "uvicorn", "matplotlib", "tqdm", "ray", "lark", "httpx", "jsonschema"}
 
 
 # The modules only chains like robust's use: a Gym-compatible mode starts without them.
@@ -312,6 +313,12 @@ def test_a_gym_compatible_mode_grades_without_importing_robust_s_modules() -> No
     modes = ["strict_single_letter_boxed", "lenient_boxed", "lenient_answer_colon",
              "lenient_answer_colon_md", "mmlu_pro"]  # fmt: skip
     assert not _modules_loaded_by(_GRADE_IN.format(modes=modes)) & _ROBUST_ONLY
+
+
+def test_grading_in_robust_loads_neither_the_judge_nor_json_schema() -> None:
+    loaded = _modules_loaded_by(_GRADE_IN.format(modes=["robust"]))
+    assert not {name for name in loaded if name.partition(".")[0] in ("httpx", "jsonschema")}
+    assert "choicebox.judge" not in loaded
 
 
 def test_robust_s_modules_are_imported_when_a_mode_names_their_kinds() -> None:

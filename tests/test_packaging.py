@@ -33,6 +33,7 @@ RESOURCE_DIRS = [
     ("choicebox.grammars", ROOT / "grammars", "*.lark"),
     ("choicebox.prompt_templates", ROOT / "sdk" / "choicebox" / "prompt_templates", "*.yaml"),
     ("choicebox.audit", ROOT / "sdk" / "choicebox" / "audit", "*.yaml"),
+    ("choicebox.judge", ROOT / "sdk" / "choicebox" / "judge", "*.txt"),
 ]
 
 
@@ -48,6 +49,7 @@ def _source_resources() -> dict[str, str]:
         "choicebox.prompt_templates/answer_colon.yaml",
         "choicebox.prompt_templates/answer_is.yaml",
         "choicebox.prompt_templates/boxed_letter.yaml",
+        "choicebox.judge/prompt.txt",
     } <= set(found)
     return found
 
@@ -102,7 +104,7 @@ for resource in wanted:
 for package in {r.split("/")[0] for r in wanted}:
     out["listed"][package] = sorted(
         f.name for f in importlib.resources.files(package).iterdir()
-        if f.is_file() and f.name.endswith((".yaml", ".lark"))
+        if f.is_file() and f.name.endswith((".yaml", ".lark", ".txt"))
     )
 out["py_typed"] = importlib.resources.files("choicebox").joinpath("py.typed").is_file()
 out["templates"] = sorted(templates())

@@ -6,7 +6,8 @@ public submodules: ``choicebox.audit`` (data checks and repairs), ``choicebox.me
 intervals, Gym's aggregate metrics; ``choicebox.metrics.report`` the HTML report),
 ``choicebox.scoring`` (scorer primitives), ``choicebox.jsonl`` (streaming JSON Lines),
 ``choicebox.batch`` (file grading; ``choicebox.batch.ray`` on Ray Data), ``choicebox.testing``
-(rule-file example runner), ``choicebox.server`` (the verify service).
+(rule-file example runner), ``choicebox.server`` (the verify service), ``choicebox.judge`` (a model
+judge for the rows the rules leave undecided).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ._errors import (
     ChoiceboxError,
     FixFileError,
     GymConfigError,
+    JudgeError,
     MetricsError,
     ParameterError,
     ReportError,
@@ -81,6 +83,7 @@ __all__ = [
     "FixFileError",
     "GradingMode",
     "GymConfigError",
+    "JudgeError",
     "MCQASample",
     "MetricsError",
     "ModeRegistry",

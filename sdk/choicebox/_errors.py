@@ -18,6 +18,7 @@ __all__ = [
     "ChoiceboxError",
     "FixFileError",
     "GymConfigError",
+    "JudgeError",
     "MetricsError",
     "ParameterError",
     "ReportError",
@@ -244,8 +245,9 @@ class StepKindError(ChoiceboxError, ValueError):
 
 
 class ParameterError(ChoiceboxError, ValueError):
-    """A step parameter is invalid; ``name`` is the parameter, so a rule file error can point
-    at it. Step kinds raise it from their validators."""
+    """A parameter is invalid; ``name`` is the parameter, so a rule file error can point at it.
+    Step kinds raise it from their validators, and scorers for a bad argument (a schema that is
+    no JSON Schema)."""
 
     def __init__(self, name: str, message: str) -> None:
         self.name = name
@@ -276,3 +278,9 @@ class ReportError(ChoiceboxError, ValueError):
 
 class BatchError(_FileError, ValueError):
     """The run cannot start or continue: a missing input, a ``.partial`` that does not fit it."""
+
+
+class JudgeError(_FileError, ValueError):
+    """The model judge cannot be used as configured: a URL that is no http(s) URL, a prompt
+    template without its placeholders, a cache file that is not a judge cache (then located).
+    A judge that fails while running raises nothing: each row records its ``judge_failure``."""

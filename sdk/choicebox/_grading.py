@@ -31,8 +31,10 @@ __all__ = [
     "grade_output",
     "grade_text",
     "invalid_output_verdict",
+    "judged_components",
     "reading_text",
     "template_regex_letter",
+    "weighted_reward",
 ]
 
 TEMPLATE_STEP: Final = "template_regex"
@@ -158,6 +160,22 @@ def _components(letter: str | None, expected: str, *, clean: bool) -> dict[str, 
     }
 
 
+def weighted_reward(mode: GradingMode, components: Mapping[str, float]) -> float:
+    """The reward of ``components`` under the mode's weights: every verdict's, the rules' and
+    a judge's (``choicebox.judge.apply_judgement``)."""
+    weights = mode.weights
+    if len(weights) == 1 and weights.get("correctness") == 1.0:
+        return components["correctness"]
+    return sum(weights.get(name, 0.0) * value for name, value in components.items())
+
+
+def judged_components(letter: str | None, expected: str) -> dict[str, float]:
+    """The reward components of a letter a model judge read: correct or not, answered, and never
+    in the mode's own format (the rules found no answer in it). ``None`` (the judge read none, or
+    failed) gives a letterless verdict's, the rules' own on every row a mode sends to a judge."""
+    return _components(letter, expected, clean=False)
+
+
 def _verdict(
     mode: GradingMode,
     expected: str,
@@ -171,12 +189,7 @@ def _verdict(
 ) -> Verdict:
     letter = found.letter if found is not None else None
     components = _components(letter, expected, clean=primary and found is not None and found.clean)
-    weights = mode.weights
-    reward = (
-        components["correctness"]
-        if len(weights) == 1 and weights.get("correctness") == 1.0
-        else sum(weights.get(name, 0.0) * value for name, value in components.items())
-    )
+    reward = weighted_reward(mode, components)
     failure: FailureKind | None
     if letter is not None:
         failure = None if letter == expected else "wrong_answer"
@@ -201,6 +214,7 @@ def _verdict(
         failure=failure,
         detail=detail,
         errors=tuple(errors),
+        needs_judge=failure in mode.judge,
         candidates=candidates,
     )
 

@@ -23,11 +23,12 @@ from ._errors import ChoiceboxError, RuleFileError, UnknownModeError
 from ._resources import builtin_rule_files
 from ._wire import converter
 from ._yaml import YamlDocument, compose, read_file
-from .find import FAILURE_KINDS, ParameterError, Step, step_kinds
+from .find import FAILURE_KINDS, FailureKind, ParameterError, Step, step_kinds
 from .find._api import RENAMED_KINDS, step_kind
 from .resolve import ChainEntry, FirstStep, Policy, policy_kind, policy_kinds
 
 __all__ = [
+    "JUDGED_FAILURES",
     "RULES_DIR_ENV",
     "ChainEntry",
     "GradingMode",
@@ -44,12 +45,25 @@ COMPONENTS: Final = ("correctness", "format", "unambiguous")
 
 _MODE_KEYS: Final = frozenset(
     {"version", "id", "description", "extends", "overrides", "resolve", "strategy",
-     "strip_reasoning", "strip_invisible", "fit_for_training", "weights", "chain", "examples", "deviations"}
+     "strip_reasoning", "strip_invisible", "fit_for_training", "weights", "chain", "examples", "deviations",
+     "judge"}
 )  # fmt: skip
 _ENTRY_KEYS: Final = frozenset({"kind", "id", "primary", "when"})
 _WHEN: Final = ("answer_prefix", "no_commitment")
 _EXAMPLE_KEYS: Final = frozenset({"output", "options", "expected", "note", "failure"})
 _DEFAULT_OPTIONS: Final = {"A": "optA", "B": "optB", "C": "optC", "D": "optD"}
+# The failure kinds a mode may send to a model judge (``judge:``): verdicts without a letter whose
+# text is there to be read. The others, and why no judge may overrule them.
+JUDGED_FAILURES: Final = (
+    "no_answer", "ambiguous", "conflicting", "not_an_option", "refusal", "invalid_regex", "regex_timeout",
+)  # fmt: skip
+_NEVER_JUDGED: Final = {
+    "wrong_answer": "the rules read a letter, and a judge does not overrule a letter read",
+    "empty": "there is no text to read",
+    "invalid_output": "no text was found in the response",
+    "unfinished_reasoning": "the text is cut off inside a reasoning block, which is never read",
+    "too_long": "the output is over the per-row budget, which holds for a judge too",
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -85,6 +99,10 @@ class GradingMode:
     weights: Mapping[str, float] = attrs.field(factory=lambda: {"correctness": 1.0})
     examples: tuple[ModeExample, ...] = ()
     deviations: tuple[str, ...] = ()
+    # The failure kinds whose verdicts carry ``needs_judge`` (``judge:`` in the file): the rows a
+    # model judge may read after the rules (``choicebox.judge``). None by default, so a mode
+    # keeps NeMo Gym's rewards unless its file opts in.
+    judge: frozenset[FailureKind] = frozenset()
     extends: str | None = None
     source: str = "<memory>"
 
@@ -261,6 +279,25 @@ def _parse_chain(located: _Located, node: yaml.Node) -> list[ChainEntry]:
     return entries
 
 
+def _parse_judge(located: _Located, node: yaml.Node) -> frozenset[FailureKind]:
+    """``judge: [no_answer, ...]``: the failure kinds sent to a model judge, each checked."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise located.error("judge must be a list of failure kinds, e.g. [no_answer]", node)
+    kinds: set[str] = set()
+    for item in node.value:
+        kind = located.value(item)
+        if not isinstance(kind, str) or kind not in FAILURE_KINDS:
+            raise located.error(
+                f"unknown failure kind {kind!r}; a judge may read: {', '.join(JUDGED_FAILURES)}", item
+            )
+        if kind in _NEVER_JUDGED:
+            raise located.error(f"{kind} is never sent to a judge: {_NEVER_JUDGED[kind]}", item)
+        if kind in kinds:
+            raise located.error(f"{kind} is listed twice", item)
+        kinds.add(kind)
+    return frozenset(kinds)  # type: ignore[arg-type]  # each one checked against FAILURE_KINDS
+
+
 def _parse_examples(located: _Located, node: yaml.Node) -> list[ModeExample]:
     if not isinstance(node, yaml.SequenceNode):
         raise located.error("examples must be a list", node)
@@ -424,6 +461,8 @@ def _parse_composed(
     if not isinstance(deviations, list) or not all(isinstance(d, str) for d in deviations):
         raise located.error("deviations must be a list of strings", items["deviations"][1])
     examples = _parse_examples(located, items["examples"][1]) if "examples" in items else []
+    # Inherited: which rows a judge may read is the parent's reading policy, as strip_reasoning is.
+    judge = _parse_judge(located, items["judge"][1]) if "judge" in items else (parent.judge if parent else frozenset())
     mode = GradingMode(
         id=mode_id,
         description=description.strip(),
@@ -436,6 +475,7 @@ def _parse_composed(
         weights={k: float(v) for k, v in weights.items()},
         examples=tuple(examples),
         deviations=tuple(deviations),
+        judge=judge,
         extends=extends,
         source=path,
     )

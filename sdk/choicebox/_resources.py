@@ -1,6 +1,6 @@
 """The one place that finds the data files shipped inside the package.
 
-``rules/``, ``grammars/`` and the prompt templates are package data; reading them through
+``rules/``, ``grammars/``, the prompt templates and the judge's prompt are package data; reading them through
 ``importlib.resources`` works the same from a wheel, an editable install or a zip.
 """
 
@@ -11,11 +11,12 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Final
 
-__all__ = ["builtin_grammar", "builtin_rule_files", "builtin_template_files"]
+__all__ = ["builtin_grammar", "builtin_judge_prompt", "builtin_rule_files", "builtin_template_files"]
 
 _RULES: Final = "choicebox.rules"
 _GRAMMARS: Final = "choicebox.grammars"
 _TEMPLATES: Final = "choicebox.prompt_templates"
+_JUDGE: Final = "choicebox.judge"
 
 
 def _yaml_files(package: str) -> Iterator[Traversable]:
@@ -39,3 +40,8 @@ def builtin_template_files() -> Iterator[Traversable]:
 def builtin_grammar(name: str) -> str:
     """The text of ``grammars/<name>.lark``."""
     return resources.files(_GRAMMARS).joinpath(f"{name}.lark").read_text(encoding="utf-8")
+
+
+def builtin_judge_prompt() -> str:
+    """The text of the judge's shipped prompt template, ``judge/prompt.txt``."""
+    return resources.files(_JUDGE).joinpath("prompt.txt").read_text(encoding="utf-8")

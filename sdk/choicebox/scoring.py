@@ -11,6 +11,10 @@ minus the faults of its released versions:
   ``42.0`` is one for ``42``;
 * an empty or whitespace-only response never matches, not even an empty target.
 
+``needs_judge`` flags a sample for the evaluator's judge pass; ``extract_json`` and
+``validate_json_schema`` score structured output against a JSON Schema (the ``jsonschema``
+library; the same reader as the ``json_answer`` step kind).
+
 Refusal detection is deliberately not here: deciding *why* an answer failed is the job of the
 failure analysis in :mod:`choicebox.metrics`, not of a scorer.
 
@@ -29,17 +33,24 @@ from typing import Any, Final, Literal, overload
 
 import attrs
 
+from ._errors import ParameterError
+from ._json import last_json_object, schema_problem, schema_problems
 from ._letters import localise_letters, normalise_option_text
 from ._regex import RegexTimeout, compile_pattern
 
 __all__ = [
+    "JudgeFlag",
+    "SchemaScore",
     "Score",
     "ScorerInput",
     "answer_line",
     "exact_match",
+    "extract_json",
     "fuzzy_match",
     "multichoice_regex",
+    "needs_judge",
     "numeric_match",
+    "validate_json_schema",
 ]
 
 
@@ -374,3 +385,102 @@ def answer_line(sample: ScorerInput) -> Score:
     if extracted is None:
         return _NO_MATCH
     return Score(correct=_math_equal(extracted, sample.target), extracted=extracted)
+
+
+# -------------------------------------------------------------------------------------- judge
+
+_FLAG_KEYS: Final = ("correct", "needs_judge")
+
+
+@attrs.frozen(kw_only=True)
+class JudgeFlag:
+    """A sample left to a model judge: ``{"correct": False, "needs_judge": True}``, the
+    evaluator's shape, read like a dict as ``Score`` is."""
+
+    correct: Literal[False] = False
+    needs_judge: Literal[True] = True
+
+    def __getitem__(self, key: str) -> bool:
+        if key in _FLAG_KEYS:
+            return bool(getattr(self, key))
+        raise KeyError(key)
+
+    def keys(self) -> tuple[str, ...]:
+        return _FLAG_KEYS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_FLAG_KEYS)
+
+
+def needs_judge(sample: ScorerInput) -> JudgeFlag:
+    """Flag ``sample`` for the judge pass, as the evaluator's ``needs_judge`` does: not correct
+    (yet), and to be read by a model judge. In choicebox a grading mode flags its verdicts itself
+    (``judge:`` in its rule file); this is the primitive for scorers written against the evaluator."""
+    if not isinstance(sample, ScorerInput):
+        raise TypeError(f"needs_judge takes a ScorerInput, got {type(sample).__name__}")
+    return JudgeFlag()
+
+
+# -------------------------------------------------------------------------------- JSON schema
+
+_SCHEMA_KEYS: Final = ("valid", "extracted", "score")
+
+
+@attrs.frozen(kw_only=True)
+class SchemaScore:
+    """``validate_json_schema``'s result: ``{"valid", "extracted", "score"}`` as the evaluator
+    returns it (read like a dict), and ``problems``, what the schema found wrong (not a key)."""
+
+    valid: bool
+    extracted: Mapping[str, Any] | None
+    score: float
+    problems: tuple[str, ...] = ()
+
+    @overload
+    def __getitem__(self, key: Literal["valid"]) -> bool: ...
+    @overload
+    def __getitem__(self, key: Literal["extracted"]) -> Mapping[str, Any] | None: ...
+    @overload
+    def __getitem__(self, key: Literal["score"]) -> float: ...
+    @overload
+    def __getitem__(self, key: str) -> object: ...
+    def __getitem__(self, key: str) -> object:
+        if key in _SCHEMA_KEYS:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def keys(self) -> tuple[str, ...]:
+        return _SCHEMA_KEYS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_SCHEMA_KEYS)
+
+
+def extract_json(response: str) -> dict[str, Any] | None:
+    """The last JSON object in ``response``, in a fenced block or bare; ``None`` if it holds none.
+
+    "Last" is the object that ends last; an object nested in another is part of it. Python's
+    ``NaN`` and ``Infinity`` are not JSON, so an object holding them is not one.
+    """
+    if not isinstance(response, str):
+        raise TypeError(f"extract_json takes a string, got {type(response).__name__}")
+    found = last_json_object(response)
+    return None if found is None else found.value
+
+
+def validate_json_schema(response: str, schema: Mapping[str, Any]) -> SchemaScore:
+    """Whether the last JSON object of ``response`` (``extract_json``) is valid under ``schema``.
+
+    ``{"valid": True, "extracted": <the object>, "score": 1.0}`` when it is; ``valid`` False and
+    ``score`` 0.0 when it is not (``extracted`` is the object) or there is none (``extracted``
+    ``None``). A ``schema`` that is no JSON Schema raises ``ParameterError`` (the caller's
+    mistake, not the model's); no response does.
+    """
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise ParameterError("schema", problem)
+    extracted = extract_json(response)
+    if extracted is None:
+        return SchemaScore(valid=False, extracted=None, score=0.0, problems=("no JSON object found",))
+    problems = tuple(schema_problems(extracted, schema))
+    return SchemaScore(valid=not problems, extracted=extracted, score=0.0 if problems else 1.0, problems=problems)

@@ -323,3 +323,55 @@ def nemo_gym_and_compare(path: Path) -> None:
     compare_file(path, before=None)  # type: ignore[arg-type]
     load_gym_config({"NEMO_GYM_CONFIG_PATH": 1})  # type: ignore[dict-item]
     print(arguments, port, mode, reply, change, page)
+
+
+def a_model_judge(path: Path, sample: MCQASample, verdict: Verdict) -> None:
+    from choicebox.batch import JudgeResult, judge_file
+    from choicebox.judge import (
+        Judge,
+        JudgeCache,
+        JudgeEndpoint,
+        Judgement,
+        JudgePrompt,
+        JudgeReport,
+        JudgeRequest,
+        apply_judgement,
+        read_reply,
+    )
+    from choicebox.metrics import wilson_interval
+    from choicebox.render import JudgeFailure
+    from choicebox.scoring import (
+        JudgeFlag,
+        SchemaScore,
+        ScorerInput,
+        extract_json,
+        needs_judge,
+        validate_json_schema,
+    )
+
+    endpoint = JudgeEndpoint(url="http://localhost:8000/v1", model="judge", api="responses", concurrency=4)
+    prompt: str = JudgePrompt.default().render(question="Q", options={"A": "x"}, response="x")
+    with Judge(endpoint, prompt=JudgePrompt.from_file(path), cache=JudgeCache(path)) as judge:
+        judgements: list[Judgement] = judge.judge_all([JudgeRequest(question="Q", options={"A": "x"}, response="x")])
+        result: JudgeResult = judge_file(path, judge, sample=100, seed=1)
+    report: JudgeReport = result.report
+    calls: int = report.cost.calls
+    letter: str | None = judgements[0].letter
+    failure: JudgeFailure | None = judgements[0].failure
+    judged: Verdict = apply_judgement(verdict, judgements[0], choicebox.default_registry().get("robust"))
+    flagged: bool = judged.needs_judge
+    judge_letter: str | None = judged.judge_letter
+    reading: str | None = read_reply("B", ["A", "B"]).letter
+    low, high = wilson_interval(90, 100)
+    flag: JudgeFlag = needs_judge(ScorerInput(response="r", target="t"))
+    found: dict[str, Any] | None = extract_json('{"answer": "B"}')
+    score: SchemaScore = validate_json_schema('{"answer": "B"}', {"type": "object"})
+    valid: bool = score["valid"]
+    extracted: Mapping[str, Any] | None = score["extracted"]
+    JudgeEndpoint(url="http://h/v1", model="m", api="completions")  # type: ignore[arg-type]
+    JudgeEndpoint("http://h/v1", "m")  # type: ignore[call-arg]
+    Judgement(letter="B", failure="lost", model="m")  # type: ignore[arg-type]
+    judged.judge_letter = "C"  # type: ignore[misc]
+    no_float: str = score["score"]  # type: ignore[assignment]
+    print(prompt, report, calls, letter, failure, flagged, judge_letter, reading, low, high, flag, found,
+          valid, extracted, no_float, sample)  # fmt: skip

@@ -13,6 +13,9 @@ per-category tallies), never the rows, so memory stays small however large the i
 non-blank input line becomes exactly one output line: a graded row (NeMo Gym's verify-response
 shape) or an error row ``{"error": "line N: ...", "uuid": ..., "line": N}``; that one-to-one
 mapping makes ``resume`` exact.
+
+``judge_file`` is the judge pass over a graded file (``choicebox grade --judge-url``): the rows a
+mode flagged for a model judge, judged and rewritten in place with their metrics.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from choicebox.metrics import AGGREGATE_SUFFIX, FAILURES_SUFFIX, RowRecord
 
 from ._engine import Grader
 from ._files import default_output, partial_path, sidecar_paths
+from ._judging import JudgeResult, judge_file, judging_path
 from ._local import grade_file
 from ._pipeline import CHUNK_BYTES, BatchResult, Progress
 
@@ -32,10 +36,13 @@ __all__ = [
     "BatchError",
     "BatchResult",
     "Grader",
+    "JudgeResult",
     "Progress",
     "RowRecord",
     "default_output",
     "grade_file",
+    "judge_file",
+    "judging_path",
     "partial_path",
     "sidecar_paths",
 ]

@@ -8,11 +8,20 @@ import os
 import shutil
 import sys
 import time
+from pathlib import Path
 from typing import IO, Any, Final
 
 from choicebox._errors import BatchError, RuleFileError, UnknownModeError
 from choicebox.batch import BatchResult, Progress, default_output, grade_file
 from choicebox.cli._args import add_rules_dir, positive_int
+from choicebox.cli._judging import (
+    JudgeSettings,
+    add_judge_arguments,
+    judge_settings,
+    print_judge_summary,
+    run_judge_pass,
+)
+from choicebox.metrics import MetricsDocument
 
 __all__ = ["register"]
 
@@ -30,7 +39,9 @@ def register(commands: Any) -> None:
             "Grade every row of INPUT (NeMo Gym mcqa rows with a `response`) into OUTPUT, one "
             "output row per input row and in input order, and write "
             "<OUTPUT stem>_aggregate_metrics.json and <OUTPUT stem>_failure_analysis.json "
-            "beside it. Rows that cannot be graded become error rows; the exit status is then 1."
+            "beside it. Rows that cannot be graded become error rows; the exit status is then 1. "
+            "With --judge-url, the rows the mode flags for a judge are then judged in place (exit "
+            "status 1 too when the judge could not be reached: every rule verdict is kept)."
         ),
     )
     parser.add_argument("input", metavar="INPUT.jsonl", help="rollouts to grade")
@@ -73,6 +84,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     parser.add_argument("--report", metavar="R.html", help="also write an HTML report")
+    add_judge_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -82,6 +94,25 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         progress = _BarProgress(err) if err.isatty() else _PlainProgress(err)
     output = args.output or default_output(args.input)
+    # Checked before grading, so that a misspelt option fails now and not after an hour's work.
+    judging = judge_settings(args, output)
+    if isinstance(judging, str):
+        print(f"choicebox grade: {judging}", file=err)
+        return 2
+    try:
+        return _grade_and_judge(args, output, judging, progress, err)
+    finally:
+        if judging is not None:
+            judging.cache.close()  # the judge closes it too; here for the runs that stop before it
+
+
+def _grade_and_judge(
+    args: argparse.Namespace,
+    output: str | Path,
+    judging: JudgeSettings | None,
+    progress: Progress | None,
+    err: IO[str],
+) -> int:
     engine = grade_file
     if args.engine == "ray":
         try:
@@ -128,18 +159,26 @@ def run(args: argparse.Namespace) -> int:
         if freezing:
             gc.unfreeze()
     _print_summary(result, err)
+    judge_status = 0
+    metrics = result.metrics
+    if judging is not None:
+        judged = run_judge_pass(args, result.output, judging, err)
+        if isinstance(judged, int):
+            return judged
+        judge_status = print_judge_summary(judged, err)
+        metrics = judged.metrics
     if args.report:
-        status = _write_report(result, args.report, err)
+        status = _write_report(metrics, args.report, err)
         if status:
             return status
-    return 1 if result.errors else 0
+    return 1 if result.errors or judge_status else 0
 
 
-def _write_report(result: BatchResult, path: str, err: IO[str]) -> int:
+def _write_report(metrics: MetricsDocument, path: str, err: IO[str]) -> int:
     from choicebox.metrics.report import write_report  # noqa: PLC0415  only --report needs it (~40 ms)
 
     try:
-        write_report(result.metrics, path)
+        write_report(metrics, path)
     except (OSError, ValueError) as exc:
         print(f"choicebox grade: cannot write the report: {exc}", file=err)
         return 2

@@ -139,6 +139,20 @@ def register(commands: Any) -> None:
         metavar="NAME",
         help="the server's name, as NeMo Gym's instance name: names the session cookie",
     )
+    judge = parser.add_argument_group(
+        "model judge (off by default)",
+        "A flagged POST /verify (needs_judge, e.g. robust's no_answer rows) waits for a model judge "
+        "at an OpenAI-compatible endpoint, up to --judge-deadline seconds, and is answered with its "
+        "rule verdict when the judge is late or down. $CHOICEBOX_JUDGE_API_KEY holds a bearer token "
+        "if the endpoint needs one.",
+    )
+    judge.add_argument("--judge-url", metavar="URL", help="the endpoint's base URL, e.g. http://localhost:8000/v1")
+    judge.add_argument("--judge-model", metavar="M", help="the judge model's name (required with --judge-url)")
+    judge.add_argument("--judge-api", choices=("chat", "responses"), default=None, help="chat (default) or responses")
+    judge.add_argument(
+        "--judge-deadline", type=_positive_float, default=None, metavar="SECONDS",
+        help="how long a flagged /verify waits for the judge (default 10)",
+    )  # fmt: skip
     parser.add_argument(
         "--log-level",
         default="info",
@@ -159,6 +173,12 @@ def _serve(args: argparse.Namespace) -> int:
             config[name] = getattr(args, name)
     if args.name is not None:
         config["server_name"] = args.name
+    judge = _judge_config(args)
+    if isinstance(judge, str):
+        print(f"choicebox serve: {judge}", file=sys.stderr)
+        return 2
+    if judge is not None:
+        config["judge"] = judge
     try:
         # Fail here, with a readable message, on an unknown mode or a bad rule file, rather than
         # in every worker. The app is then rebuilt by each worker from the environment (it starts
@@ -187,3 +207,26 @@ def _serve(args: argparse.Namespace) -> int:
         server_header=False,
     )
     return 0
+
+
+def _judge_config(args: argparse.Namespace) -> dict[str, Any] | str | None:
+    """The served config's ``judge`` (checked now, in words when it is wrong), or ``None``."""
+    if args.judge_url is None:
+        given = [name for name in ("judge_model", "judge_api", "judge_deadline") if getattr(args, name) is not None]
+        return f"--{given[0].replace('_', '-')} needs --judge-url" if given else None
+    if args.judge_model is None:
+        return "--judge-url needs --judge-model"
+    from choicebox.judge import JudgeEndpoint  # noqa: PLC0415  the judge extra: only a server with a judge loads it
+    from choicebox.server._judging import DEFAULT_JUDGE_DEADLINE  # noqa: PLC0415  the same
+
+    deadline = args.judge_deadline or DEFAULT_JUDGE_DEADLINE
+    # A call is bounded by the deadline too: past it the reply is the rules', so waiting longer
+    # only fills the cache.
+    judge: dict[str, Any] = {"url": args.judge_url, "model": args.judge_model, "timeout": deadline, "deadline": deadline}
+    if args.judge_api is not None:
+        judge["api"] = args.judge_api
+    try:
+        JudgeEndpoint(**{key: value for key, value in judge.items() if key != "deadline"})
+    except ChoiceboxError as exc:
+        return str(exc)
+    return judge

@@ -38,7 +38,7 @@ from ._document import (
     RunSummary,
 )
 from ._records import RowRecord
-from ._stats import CategoryStats, ConfidenceInterval, bootstrap_ci, pass_at_k
+from ._stats import CategoryStats, ConfidenceInterval, bootstrap_ci, pass_at_k, wilson_interval
 
 __all__ = [
     "AGGREGATE_SUFFIX",
@@ -59,4 +59,5 @@ __all__ = [
     "category_breakdown",
     "failure_analysis",
     "pass_at_k",
+    "wilson_interval",
 ]

@@ -1,8 +1,10 @@
-"""pass@k and seeded bootstrap confidence intervals (overall and per category)."""
+"""pass@k, seeded bootstrap confidence intervals (overall and per category), and the Wilson
+interval of a proportion."""
 
 from __future__ import annotations
 
 import math
+import statistics
 from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -288,3 +290,30 @@ def bootstrap_ci(
         confidence=confidence,
         resamples=resamples,
     )
+
+
+# ------------------------------------------------------------------------------- Wilson score
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of the proportion ``successes / n`` (``choicebox grade
+    --judge-sample``: how often a judge agrees with the rules).
+
+    Wilson's rather than the normal approximation's: it stays inside [0, 1] and keeps its
+    coverage near 0 and 1 and for small ``n``, where agreement rates of a good judge live.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise MetricsError(f"wilson_interval: n must be a positive int, got {n!r}")
+    if isinstance(successes, bool) or not isinstance(successes, int) or not 0 <= successes <= n:
+        raise MetricsError(f"wilson_interval: successes must be an int from 0 to n={n}, got {successes!r}")
+    if not 0.0 < confidence < 1.0:
+        raise MetricsError(f"wilson_interval: confidence must be between 0 and 1, got {confidence!r}")
+    z = statistics.NormalDist().inv_cdf(0.5 + confidence / 2.0)
+    p = successes / n
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+    # The exact ends: at 0 successes the interval starts at 0, at n it ends at 1 (no rounding off).
+    lower = 0.0 if successes == 0 else max(0.0, centre - half)
+    upper = 1.0 if successes == n else min(1.0, centre + half)
+    return lower, upper

@@ -12,13 +12,24 @@ from __future__ import annotations
 
 from ._replies import INVALID_ROW_KIND, gym_verify_response, masked_response
 from ._rows import WRITTEN_FIELDS, append_spliced, output_row
-from ._verdict import VERDICT_KEYS, WIRE_SCHEMA, Verdict, WireField, verdict_key
+from ._verdict import (
+    JUDGE_FAILURES,
+    VERDICT_KEYS,
+    WIRE_SCHEMA,
+    JudgeFailure,
+    Verdict,
+    WireField,
+    verdict_key,
+    verdict_of_row,
+)
 
 __all__ = [
     "INVALID_ROW_KIND",
+    "JUDGE_FAILURES",
     "VERDICT_KEYS",
     "WIRE_SCHEMA",
     "WRITTEN_FIELDS",
+    "JudgeFailure",
     "Verdict",
     "WireField",
     "append_spliced",
@@ -26,4 +37,5 @@ __all__ = [
     "masked_response",
     "output_row",
     "verdict_key",
+    "verdict_of_row",
 ]

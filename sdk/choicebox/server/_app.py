@@ -37,7 +37,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.to_thread
@@ -57,6 +57,7 @@ from choicebox.batch._engine import Grader
 from choicebox.metrics import MetricsAccumulator
 from choicebox.render import gym_verify_response, masked_response, output_row
 
+from ._judging import DEFAULT_JUDGE_DEADLINE, ServeJudge
 from ._pool import Handler as PoolHandler
 from ._pool import WorkerCrashed, WorkerPool, WorkerTimeout
 from ._protocol import (
@@ -65,6 +66,9 @@ from ._protocol import (
     request_problems,
     seed_session_reply,
 )
+
+if TYPE_CHECKING:
+    from choicebox.judge import JudgeEndpoint
 
 __all__ = [
     "BODY_DEADLINE_EXTENSION",
@@ -413,6 +417,8 @@ def create_app(
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     server_name: str = DEFAULT_SERVER_NAME,
+    judge: JudgeEndpoint | None = None,
+    judge_deadline: float = DEFAULT_JUDGE_DEADLINE,
 ) -> Starlette:
     """The verify app. Rule files in ``rules_dirs`` are loaded now, once.
 
@@ -421,9 +427,12 @@ def create_app(
     or on the first request); a request they have not answered within ``grade_timeout`` seconds
     gets a 503. ``grade_workers=0`` grades in this process. A body not received within
     ``body_timeout`` seconds gets a 408. ``server_name`` (Gym's instance name) names the
-    session cookie.
+    session cookie. ``judge`` (off by default) names a model judge for the verdicts the mode
+    flags: a flagged ``POST /verify`` waits for it up to ``judge_deadline`` seconds, and is
+    answered with its rule verdict when the judge is late or down (``server._judging``).
     """
     verifier = Verifier(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
+    judging = None if judge is None else ServeJudge(judge, verifier.registry, deadline=judge_deadline)
     pool: WorkerPool | None = None
     if grade_workers > 0:
         factory = functools.partial(
@@ -496,11 +505,18 @@ def create_app(
                 503, f"the grading process died while grading the request ({exc})"
             ) from None
 
+    async def verify_reply(body: bytes) -> tuple[int, bytes]:
+        """``POST /verify``'s status and reply: graded, then read by the judge when one is set."""
+        status, reply = await reply_to("verify", body)
+        if judging is not None and status == 200:
+            reply = await judging.judged(reply)
+        return status, reply
+
     def grading_route(route: str) -> Handler:
         async def handle(request: Request) -> Response:
             length = request.headers.get("content-length")
             body = await read_body(length, request.scope, request.receive)
-            status, reply = await reply_to(route, body)
+            status, reply = await (verify_reply(body) if route == "verify" else reply_to(route, body))
             return Response(reply, status_code=status, media_type=_JSON)
 
         handle.__name__ = route
@@ -514,7 +530,7 @@ def create_app(
                 length = value.decode("latin-1")
                 break
         try:
-            status, reply = await reply_to("verify", await read_body(length, scope, receive))
+            status, reply = await verify_reply(await read_body(length, scope, receive))
             response = Response(reply, status_code=status, media_type=_JSON)
         except Exception as exc:
             response = _failure_reply(exc, "POST", "/verify")
@@ -565,6 +581,8 @@ def create_app(
         finally:
             if pool is not None:
                 await pool.close()
+            if judging is not None:
+                judging.close()
 
     routes = [
         *(
@@ -598,9 +616,23 @@ def app_from_env() -> Starlette:
         grade_timeout=float(config.get("grade_timeout", DEFAULT_GRADE_TIMEOUT)),
         body_timeout=float(config.get("body_timeout", DEFAULT_BODY_TIMEOUT)),
         server_name=str(config.get("server_name", DEFAULT_SERVER_NAME)),
+        **_judge_options(config.get("judge")),
     )
     # This process only serves: move everything loaded so far (modules, rule files, compiled
     # patterns) out of the collector's way, so full collections stay short under load.
     gc.collect()
     gc.freeze()
     return app
+
+
+def _judge_options(judge: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``create_app``'s judge arguments from the served config's ``judge`` (``choicebox serve
+    --judge-url``); none when it has none. The API key comes from the environment, as the
+    command's does."""
+    if not judge:
+        return {}
+    from choicebox.judge import JudgeEndpoint, api_key_from_env  # noqa: PLC0415  the judge extra: only a server configured with a judge loads it
+
+    settings = {key: value for key, value in judge.items() if key != "deadline"}
+    endpoint = JudgeEndpoint(api_key=api_key_from_env(), **settings)
+    return {"judge": endpoint, "judge_deadline": float(judge.get("deadline", DEFAULT_JUDGE_DEADLINE))}

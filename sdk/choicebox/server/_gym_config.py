@@ -11,7 +11,9 @@ get_first_server_config_dict``). Of those, this server reads:
 * ``host``, ``port`` (Gym assigns them), ``num_workers``;
 * ``grading_mode``: the mode for every row, as the mcqa server's ``grading_mode`` (null: each
   row's own);
-* ``rules_dirs``, ``regex_timeout``, ``max_body_bytes``: ``choicebox serve``'s options.
+* ``rules_dirs``, ``regex_timeout``, ``max_body_bytes``: ``choicebox serve``'s options;
+* ``judge_url``, ``judge_model``, ``judge_api``, ``judge_deadline``: a model judge for the verdicts
+  the mode flags (off when ``judge_url`` is absent or null; ``choicebox serve --judge-url``).
 
 Gym's other keys (``entrypoint``, ``domain``, ``description``, ...) are Gym's. The global
 ``dry_run`` asks for the config to be checked and nothing served, as Gym's own servers do.
@@ -46,6 +48,10 @@ class GymServerConfig:
     regex_timeout: float | None = None
     max_body_bytes: int | None = None
     num_workers: int | None = None
+    judge_url: str | None = None
+    judge_model: str | None = None
+    judge_api: str | None = None
+    judge_deadline: float | None = None
     dry_run: bool = False
 
     def serve_arguments(self) -> list[str]:
@@ -61,6 +67,14 @@ class GymServerConfig:
             args += ["--max-body-bytes", str(self.max_body_bytes)]
         if self.num_workers is not None:
             args += ["--workers", str(self.num_workers)]
+        for flag, value in (
+            ("--judge-url", self.judge_url),
+            ("--judge-model", self.judge_model),
+            ("--judge-api", self.judge_api),
+            ("--judge-deadline", None if self.judge_deadline is None else repr(self.judge_deadline)),
+        ):
+            if value is not None:
+                args += [flag, value]
         return args
 
 
@@ -95,6 +109,10 @@ def load_gym_config(environ: Mapping[str, str]) -> GymServerConfig:
         regex_timeout=reader.positive_number("regex_timeout"),
         max_body_bytes=reader.positive_int("max_body_bytes"),
         num_workers=reader.positive_int("num_workers"),
+        judge_url=reader.optional_text("judge_url"),
+        judge_model=reader.optional_text("judge_model"),
+        judge_api=reader.optional_text("judge_api"),
+        judge_deadline=reader.positive_number("judge_deadline"),
         dry_run=bool(dry_run),
     )
 
