@@ -26,6 +26,7 @@ __all__ = [
     "JsonlError",
     "JsonlRow",
     "dumps",
+    "is_gzip",
     "iter_jsonl",
     "loads",
     "raw_fields",
@@ -39,6 +40,13 @@ RAW_FIELD_BYTES: Final = 4096
 # The longest line read whole: a longer one (a 4 GiB line out of a gzip bomb) is a bad line, its
 # first bytes kept and the rest read past without holding it, so no input exhausts memory.
 MAX_LINE_BYTES: Final = 64 * 2**20
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file starts with the gzip magic bytes (sniffed, not guessed from its name)."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == _GZIP_MAGIC
 
 JsonStyle: TypeAlias = Literal["compact", "python"]
 

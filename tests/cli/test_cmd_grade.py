@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import gzip
 import json
 import os
 import shutil
@@ -623,6 +624,19 @@ def test_an_input_that_is_no_regular_file_is_named_for_what_it_is(
     assert "not a regular file: a device, pipe or socket" in capsys.readouterr().err
     assert main(["grade", str(tmp_path / "absent.jsonl")]) == 2
     assert "no such input file" in capsys.readouterr().err
+
+
+def test_a_compressed_input_is_refused_by_name_not_graded_as_error_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "rollouts.jsonl.gz"
+    source.write_bytes(gzip.compress(EXAMPLE.read_bytes()))
+    output = tmp_path / "out.jsonl"
+    assert main(["grade", str(source), "-o", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert str(source) in err
+    assert "compressed with gzip" in err
+    assert not output.exists()
 
 
 def test_a_category_cannot_drive_the_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

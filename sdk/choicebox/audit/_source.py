@@ -11,17 +11,8 @@ import gzip
 import io
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
 
-from choicebox.jsonl import BadLine, JsonlRow, iter_jsonl
-
-_GZIP_MAGIC: Final = b"\x1f\x8b"
-
-
-def is_gzip(path: str | Path) -> bool:
-    """Whether the file starts with the gzip magic bytes."""
-    with open(path, "rb") as handle:
-        return handle.read(2) == _GZIP_MAGIC
+from choicebox.jsonl import BadLine, JsonlRow, is_gzip, iter_jsonl
 
 
 def read_rows(path: str | Path) -> Iterator[JsonlRow | BadLine]:

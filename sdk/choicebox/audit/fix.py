@@ -33,13 +33,12 @@ from choicebox._samples import (
 )
 from choicebox._templates import templates
 from choicebox._wire import question_from_prompt
-from choicebox.jsonl import dumps
+from choicebox.jsonl import dumps, is_gzip
 
 from ._checks import choice_labels
 from ._config import AuditConfig
 from ._prompt import prompt_option_problems
 from ._run import audit
-from ._source import is_gzip
 from ._tidy import column_layout, tidy
 from ._view import _view_of_sample
 

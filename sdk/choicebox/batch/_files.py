@@ -22,6 +22,7 @@ import attrs
 import orjson
 
 from choicebox._errors import BatchError
+from choicebox.jsonl import is_gzip
 from choicebox.metrics import AGGREGATE_SUFFIX, FAILURES_SUFFIX, MetricsAccumulator
 from choicebox.render._records import record_of
 
@@ -147,6 +148,10 @@ def create_new(path: Path) -> int:
 def input_problem(source: Path) -> str | None:
     """Why ``source`` cannot be graded as an input file, or ``None`` when it can."""
     if source.is_file():
+        if is_gzip(source):
+            # Grading splits the input by byte offsets (workers, --resume), which a compressed
+            # stream has none of; read as it is, every line would be an error row.
+            return f"compressed with gzip: grade reads plain JSON Lines (decompress it first: gunzip -k {source})"
         return None
     if not source.exists():
         return "no such input file"
