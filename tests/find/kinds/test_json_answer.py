@@ -104,3 +104,33 @@ def test_a_bad_schema_is_a_located_rule_file_error(params: str, reason: str, lin
         parse_mode("version: 1\nid: j\ndescription: d\nchain:\n  - kind: json_answer\n" + params, path="j.yaml")
     assert info.value.reason.startswith(reason), info.value.reason
     assert info.value.line == line
+
+
+# --- parameters ----------------------------------------------------------------------------------
+
+
+def _mode(params: str) -> GradingMode:
+    return parse_mode("version: 1\nid: j\ndescription: d\nchain:\n  - kind: json_answer\n" + params, path="j.yaml")[0]
+
+
+def test_parameter_schema_decides_which_objects_are_read() -> None:
+    loose = _mode("    schema: {type: object}\n")
+    strict = _mode("    schema: {type: object, properties: {answer: {enum: [A, B]}}}\n")
+    assert grade_text('{"answer": "C"}', OPTIONS, "C", loose).extracted_answer == "C"
+    assert grade_text('{"answer": "C"}', OPTIONS, "C", strict).extracted_answer is None
+
+
+def test_parameter_key_names_the_field_that_holds_the_answer() -> None:
+    answer = _mode("    schema: {type: object}\n")
+    choice = _mode("    key: choice\n    schema: {type: object}\n")
+    text = '{"answer": "A", "choice": "C"}'
+    assert grade_text(text, OPTIONS, "C", answer).extracted_answer == "A"
+    assert grade_text(text, OPTIONS, "C", choice).extracted_answer == "C"
+
+
+def test_parameter_payload_lenient_reads_a_decorated_letter_strict_does_not() -> None:
+    strict = _mode("    schema: {type: object}\n")
+    lenient = _mode("    payload: lenient\n    schema: {type: object}\n")
+    text = '{"answer": "(C) Marble"}'
+    assert grade_text(text, OPTIONS, "C", lenient).extracted_answer == "C"
+    assert grade_text(text, OPTIONS, "C", strict).extracted_answer is None
