@@ -148,12 +148,35 @@ def _floats(values: Sequence[Number]) -> Floats:
     return floats
 
 
+# Where Gym's arithmetic overflows on finite values (two rewards of 1e308 sum to inf, so its mean
+# and median are inf, null in JSON), the statistic is computed on the values scaled down by their
+# largest magnitude and scaled back: the finite figure. Everywhere else it is Gym's, bit for bit.
+
+
+def _overflowed(result: float, values: Floats) -> bool:
+    return not math.isfinite(result) and bool(_numpy().isfinite(values).all())
+
+
+def _scale(values: Floats) -> float:
+    return float(_numpy().abs(values).max())
+
+
 def _median(values: Floats) -> float:
-    return float(_numpy().median(values))
+    with _numpy().errstate(over="ignore", invalid="ignore"):  # an overflow is handled below
+        median = float(_numpy().median(values))
+    if _overflowed(median, values):
+        scale = _scale(values)
+        median = float(_numpy().median(values / scale)) * scale
+    return median
 
 
 def _mean(values: Floats) -> float:
-    return float(values.sum() / values.size)
+    with _numpy().errstate(over="ignore", invalid="ignore"):
+        mean = float(values.sum() / values.size)
+    if _overflowed(mean, values):
+        scale = _scale(values)
+        mean = float((values / scale).sum() / values.size) * scale
+    return mean
 
 
 def _std(values: Floats) -> float:
@@ -161,8 +184,14 @@ def _std(values: Floats) -> float:
     n = values.size
     if n < 2:
         return math.nan
-    avg = values.sum() / n
-    return math.sqrt(float(((avg - values) ** 2).sum() / (n - 1)))
+    with _numpy().errstate(over="ignore", invalid="ignore"):
+        avg = values.sum() / n
+        std = math.sqrt(float(((avg - values) ** 2).sum() / (n - 1)))
+    if _overflowed(std, values):
+        scale = _scale(values)
+        scaled = values / scale
+        std = math.sqrt(float(((scaled.sum() / n - scaled) ** 2).sum() / (n - 1))) * scale
+    return std
 
 
 def _quantile(values: Floats, q: float) -> float:
