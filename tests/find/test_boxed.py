@@ -339,7 +339,7 @@ def test_find_boxes_structure(text: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Scale: these must finish (linear time, no recursion); timings live in benchmarks/boxed_scan.py
+# Scale: these must finish (linear time, no recursion); timings live in benchmarks/speed/boxed_scan.py
 
 
 def test_scale_nested_braces() -> None:

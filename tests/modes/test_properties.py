@@ -1,7 +1,7 @@
 """Properties that hold for any input at all: rule loading raises only ``RuleFileError``, row
 decoding only ``WireFormatError`` or ``SampleError``, on whatever text, bytes or JSON they meet.
 
-Example counts are bounded so the module runs in seconds; ``benchmarks/fuzz.py`` runs the long
+Example counts are bounded so the module runs in seconds; ``benchmarks/hostile/fuzz.py`` runs the long
 campaigns.
 """
 

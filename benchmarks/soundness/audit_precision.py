@@ -5,7 +5,7 @@ does the counting and the drawing. It prints, per check, how many findings each 
 holds, and writes a seeded sample of up to ``--per-check`` findings per check (each with the row's
 question and choices) to ``--out``, with a ``verdict:`` line to fill in by hand.
 
-    python benchmarks/audit_precision.py \\
+    python benchmarks/soundness/audit_precision.py \\
         --group mmlupro benchmarks/data/mmlupro/Yi-6b-Chat.jsonl.gz \\
         --group gym benchmarks/data/gym/*/*.jsonl --out /tmp/audit_samples.txt
 

@@ -4,7 +4,7 @@ Each output is synthetic reasoning (sentences and line breaks) ending in an answ
 mode reads. Timing covers ``choicebox.grade`` end to end (text extraction from a Responses
 object is excluded: the output is a string), grammar included. Run on one core:
 
-    taskset -c 0 python benchmarks/grade_speed.py
+    taskset -c 0 python benchmarks/speed/grade_speed.py
 """
 
 from __future__ import annotations

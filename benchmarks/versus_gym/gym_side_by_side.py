@@ -15,7 +15,7 @@ the README); the pairs show which.
 
 Usage::
 
-    python benchmarks/gym_side_by_side.py FILE [FILE ...] [--rows 4000] [--repeat 3]
+    python benchmarks/versus_gym/gym_side_by_side.py FILE [FILE ...] [--rows 4000] [--repeat 3]
         [--gym-venv ~/.cache/choicebox/gym-0.7.0] [--python3.13 PATH]
 """
 

@@ -7,7 +7,7 @@ the host). This times a pure-Python loop alone, then two copies at once, alterna
 ``2 * alone / together``, at most 2.0. Run it next to ``real_rows.py --big`` or
 ``compare_versions.py --workers 2``: a grading run with two workers cannot scale past it.
 
-    python benchmarks/two_cores.py [--rounds 3] [--loops 20000000]
+    python benchmarks/speed/two_cores.py [--rounds 3] [--loops 20000000]
 """
 
 from __future__ import annotations

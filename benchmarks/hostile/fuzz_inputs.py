@@ -1,4 +1,4 @@
-"""The inputs of ``benchmarks/fuzz.py``: hostile model outputs and hostile wire rows.
+"""The inputs of ``benchmarks/hostile/fuzz.py``: hostile model outputs and hostile wire rows.
 
 ``generate(seed, index)`` is a pure function: ``random.Random(f"{seed}:{index}")`` draws
 everything, so an input is found again from its index alone (``fuzz.py show --index I``).

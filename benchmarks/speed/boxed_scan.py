@@ -1,6 +1,6 @@
 """Time find_boxes + read_box on typical and pathological outputs; prints µs per call.
 
-Run with ``python benchmarks/boxed_scan.py`` (``PYTHONPATH=sdk`` before the package is
+Run with ``python benchmarks/speed/boxed_scan.py`` (``PYTHONPATH=sdk`` before the package is
 installed). The numbers are figures to watch, not assertions: tests only check that the
 pathological inputs finish with the right structure.
 """

@@ -11,8 +11,8 @@ driver ran. Phases, each ``--seconds`` long:
 2. ``POST /verify`` with ``--connections`` concurrent clients and ~5 KB NeMo Gym-shaped rows;
 3. ``POST /verify_batch`` with ``--batch`` rows per request (verdicts/s = requests/s x batch).
 
-    python benchmarks/serve_load.py                  # start a server, 10 s per phase
-    python benchmarks/serve_load.py --url http://127.0.0.1:8000 --seconds 5
+    python benchmarks/speed/serve_load.py                  # start a server, 10 s per phase
+    python benchmarks/speed/serve_load.py --url http://127.0.0.1:8000 --seconds 5
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ group: event loop and grading processes) per request, the least over the runs: i
 when another job takes the core, so it is the steadier figure of cost (1e6 / it = verifies/s
 that one core could give the server alone).
 
-    python benchmarks/serve_side_by_side.py benchmarks/data/mmlupro/*.jsonl.gz
-    python benchmarks/serve_side_by_side.py FILE --seconds 5 --repeat 2 --modes lenient_boxed
+    python benchmarks/versus_gym/serve_side_by_side.py benchmarks/data/mmlupro/*.jsonl.gz
+    python benchmarks/versus_gym/serve_side_by_side.py FILE --seconds 5 --repeat 2 --modes lenient_boxed
 """
 
 from __future__ import annotations
@@ -371,7 +371,7 @@ def main() -> int:
     gym_python = args.gym_venv / "bin" / "python"
     if "gym" in servers and not gym_python.exists():
         raise SystemExit(
-            f"no Gym environment at {args.gym_venv}: run benchmarks/gym_side_by_side.py once "
+            f"no Gym environment at {args.gym_venv}: run benchmarks/versus_gym/gym_side_by_side.py once "
             "(it installs nemo-gym there), or pass --gym-venv"
         )
 

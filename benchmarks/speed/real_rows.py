@@ -15,7 +15,7 @@ repeating the given files' rows, with one worker and with two, and prints the ra
 
 Usage::
 
-    python benchmarks/real_rows.py FILE [FILE ...] [--modes m1,m2] [--repeat 3] [--no-process]
+    python benchmarks/speed/real_rows.py FILE [FILE ...] [--modes m1,m2] [--repeat 3] [--no-process]
         [--big 200000]
 """
 

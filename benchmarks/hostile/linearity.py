@@ -16,7 +16,7 @@ are the ones that once made a pattern backtrack (issue 12):
 
 Usage::
 
-    python benchmarks/linearity.py [--max-bytes 5000000] [--modes robust,...] [--shapes ...]
+    python benchmarks/hostile/linearity.py [--max-bytes 5000000] [--modes robust,...] [--shapes ...]
 
 A size whose grading takes longer than ``--stop`` seconds ends that shape's series.
 Exit status 1 when a doubling costs more than ``--max-ratio`` times the previous size (at sizes

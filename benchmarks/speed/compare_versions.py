@@ -12,7 +12,7 @@ of the rounds is kept:
 Usage::
 
     git worktree add /tmp/before <commit>
-    python benchmarks/compare_versions.py /tmp/before/sdk sdk FILE.jsonl[.gz] \\
+    python benchmarks/speed/compare_versions.py /tmp/before/sdk sdk FILE.jsonl[.gz] \\
         [--modes m1,m2] [--rounds 4] [--in-process] [--process --workers 1]
 """
 

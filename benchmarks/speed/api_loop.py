@@ -1,12 +1,12 @@
 """The public-API loop per row, in every mode: ``MCQASample.from_wire(row)``, ``grade``, ``to_wire``.
 
 This is what a user's own verifier loop costs (no file pipeline, no splice): the figure to set
-beside NeMo Gym's own verifier (``benchmarks/gym_side_by_side.py`` prints Gym's per-row cost on
+beside NeMo Gym's own verifier (``benchmarks/versus_gym/gym_side_by_side.py`` prints Gym's per-row cost on
 the same rows). Rows a sample cannot be made of (one option) are skipped and counted.
 
 Usage::
 
-    python benchmarks/api_loop.py FILE.jsonl[.gz] [--rows 2000] [--repeat 3] [--modes m1,m2]
+    python benchmarks/speed/api_loop.py FILE.jsonl[.gz] [--rows 2000] [--repeat 3] [--modes m1,m2]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Generates N rollout rows shaped like NeMo Gym's (a Responses object with a reaso
 
 Usage::
 
-    python benchmarks/grade_throughput.py [--rows 10000] [--big] [--profile]
+    python benchmarks/speed/grade_throughput.py [--rows 10000] [--big] [--profile]
 
 ``--profile`` also runs the one-worker grading in this process under cProfile and prints the
 functions where the time goes.

@@ -9,9 +9,9 @@ measures, with bounded loops only:
    never send a byte, with a header sent one byte at a time and with an endless header;
 3. how many bytes a 422 sends back for a 6 MB bad value, and for a batch of 100 of them.
 
-    python benchmarks/serve_hostile.py                 # default server options
-    python benchmarks/serve_hostile.py -- --grade-timeout 5 --header-timeout 2
-    python benchmarks/serve_hostile.py --skip-timeouts  # only the stall and echo figures
+    python benchmarks/hostile/serve_hostile.py                 # default server options
+    python benchmarks/hostile/serve_hostile.py -- --grade-timeout 5 --header-timeout 2
+    python benchmarks/hostile/serve_hostile.py --skip-timeouts  # only the stall and echo figures
 
 Arguments after ``--`` go to ``choicebox serve``.
 """

@@ -14,8 +14,8 @@ row, by design.
 
 Usage::
 
-    python benchmarks/soundness.py benchmarks/labels/mmlupro-extra.jsonl benchmarks/data/mmlupro
-    python benchmarks/soundness.py LABELS ROWS_DIR --modes robust --show 20 --no-all-rows
+    python benchmarks/soundness/soundness.py benchmarks/labels/mmlupro-extra.jsonl benchmarks/data/mmlupro
+    python benchmarks/soundness/soundness.py LABELS ROWS_DIR --modes robust --show 20 --no-all-rows
 
 Exit status 1 when ``--min-agree`` / ``--max-false`` (fractions, checked for the first mode) or
 ``--max-wrong`` is not met, or any row raised an internal error.

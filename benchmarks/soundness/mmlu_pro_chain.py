@@ -15,7 +15,7 @@ choicebox rejects (a question with a single option) are left out of both accurac
 
 Usage::
 
-    python benchmarks/mmlu_pro_chain.py benchmarks/data/mmlupro [--show 10] [--max-pp 0.05]
+    python benchmarks/soundness/mmlu_pro_chain.py benchmarks/data/mmlupro [--show 10] [--max-pp 0.05]
 
 Exit status 1 when an accuracy differs by more than ``--max-pp`` percentage points.
 """

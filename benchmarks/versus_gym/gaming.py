@@ -13,7 +13,7 @@ game the mode.
 
 Usage::
 
-    python benchmarks/gaming.py [--gym] [--gym-venv DIR] [--python3.13 PATH]
+    python benchmarks/versus_gym/gaming.py [--gym] [--gym-venv DIR] [--python3.13 PATH]
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--python3.13", dest="python", type=Path, default=DEFAULT_PYTHON)
     args = parser.parse_args()
 
-    examples = Path(__file__).parents[1] / "examples" / "rollouts.jsonl"
+    examples = Path(__file__).parents[2] / "examples" / "rollouts.jsonl"
     cases = rows(_template(examples))
     lines = [line for _, _, line in cases]
     columns: dict[str, list[float]] = {}

@@ -1,10 +1,10 @@
 """A seeded, chunked, resumable fuzzer: hostile model outputs and hostile wire rows.
 
-    python benchmarks/fuzz.py run    [--seed 1] [--inputs 200000] [--chunk 500] [--workers N]
+    python benchmarks/hostile/fuzz.py run    [--seed 1] [--inputs 200000] [--chunk 500] [--workers N]
                                      [--out fuzz_out] [--slow-ms 50] [--hang-s 2] [--big 0.05]
-    python benchmarks/fuzz.py report [--out fuzz_out]
-    python benchmarks/fuzz.py show   --index I [--seed 1]       # the generated input, as JSON
-    python benchmarks/fuzz.py repro  --index I [--seed 1]       # run it again, with timings
+    python benchmarks/hostile/fuzz.py report [--out fuzz_out]
+    python benchmarks/hostile/fuzz.py show   --index I [--seed 1]       # the generated input, as JSON
+    python benchmarks/hostile/fuzz.py repro  --index I [--seed 1]       # run it again, with timings
 
 Input ``i`` is a pure function of ``(seed, i)``: ``random.Random(f"{seed}:{i}")`` builds
 
