@@ -25,7 +25,7 @@ from choicebox.server._app import (
     DEFAULT_GRADE_WORKERS,
     MAX_DETAIL_CHARS,
     MAX_DETAIL_PROBLEMS,
-    POOL_INLINE_MAX_BYTES,
+    SMALL_MAX_BYTES,
     Verifier,
     bounded_detail,
     respond,
@@ -124,13 +124,13 @@ def test_grading_past_the_deadline_is_503_and_other_requests_go_on(strict_server
 
 
 def test_small_bodies_are_graded_inline_while_the_only_worker_is_busy() -> None:
-    """A verify body up to POOL_INLINE_MAX_BYTES without sample regexes never waits for a
+    """A verify body up to SMALL_MAX_BYTES without sample regexes never waits for a
     grading process: with the one worker held by a slow sample regex, it is still answered."""
     slow = _request(
         template_metadata={"output_regex": "(a+)+$"}, response=_response("a" * 50_000 + "!")
     )
     small = _request(r"\boxed{C}")
-    assert len(orjson.dumps(small)) <= POOL_INLINE_MAX_BYTES
+    assert len(orjson.dumps(small)) <= SMALL_MAX_BYTES
     server = _start("--grade-workers", "1", "--grade-timeout", "4", "--regex-timeout", "30")
     base = next(server)
     try:

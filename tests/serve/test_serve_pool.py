@@ -53,9 +53,13 @@ def _run(
     size: int = 2,
     timeout: float = 30.0,
     factory: Callable[[], Handler] = _factory,
+    reserved: int = 0,
+    max_waiting: int = 64,
 ) -> T:
     async def main() -> T:
-        pool = WorkerPool(factory, size=size, timeout=timeout)
+        pool = WorkerPool(
+            factory, size=size, timeout=timeout, reserved=reserved, max_waiting=max_waiting
+        )
         try:
             return await scenario(pool)
         finally:

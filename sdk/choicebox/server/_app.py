@@ -14,16 +14,26 @@ mode) is answered 200, masked, with the problems in ``failure_reason`` (``_proto
 aborts a whole collection on a 4xx. A 500 means a bug in choicebox, never bad input.
 
 Grading is CPU-bound, and a hostile row can make one grading call slow (a sample regex that
-backtracks: a long C-level regex match holds the GIL, so a thread does not help). Such requests
-therefore run in a small pool of worker processes (``grade_workers``, default 2), so ``/health``
-and the other requests are answered while a slow row is graded, and a row still grading after
-``grade_timeout`` seconds gets a 503 while its worker is replaced: every batch, every body with
-sample regexes and every body over ``POOL_INLINE_MAX_BYTES``. A small verify body without sample
-regexes (nearly every real one) is graded on the event loop: grading is linear in the output, so
-it costs at most tens of milliseconds, less than the hop to a worker would add to every request.
-With ``grade_workers=0`` everything runs in this process: small requests inline, others in a
-thread (no isolation from a slow row). Reading a body is bounded by ``body_timeout`` (408), and
-the detail of an error reply is bounded in size whatever the request held.
+backtracks: a long C-level regex match holds the GIL, so a thread does not help). So the event
+loop grades only what it can bound: a ``/verify`` body of at most ``SMALL_MAX_BYTES`` whose row
+has no sample patterns, is graded in a built-in mode, and costs at most ``INLINE_MAX_CHARS``
+(its output's characters and a quarter of its options' and question's: grading is linear in
+them, at worst about 2 us an output character in ``robust``, so 3 ms). Reading the row to find
+that out costs about as much as decoding it. Everything else runs in a pool of worker
+processes (``grade_workers``, default 2), so ``/health`` and the other requests are answered
+while a slow row is graded, in two lanes: *small* requests (bodies up to ``SMALL_MAX_BYTES``
+without sample patterns, in built-in modes: tens of milliseconds at worst) may use any worker and
+have ``small_workers`` (default 1) of their own, so they never queue behind expensive ones;
+*large* ones (batches and bodies past that size, sample patterns, modes from rule files) use the
+shared workers. Each lane queues at most ``max_queue`` requests; the next gets a 503 with
+``Retry-After``. A request not answered within ``grade_timeout`` seconds of asking (waiting
+included) gets a 503, and a worker still on it is replaced; a request whose client disconnects
+is dropped, from the queue or from its worker (which is replaced). No reply is longer than
+``max_reply_bytes`` (twice the body limit by default): a batch or a metrics request whose reply
+would be gets a 413. With ``grade_workers=0`` everything runs in this process: cheap requests
+inline, others in a thread (no isolation from a slow row, no lanes). Reading a body is bounded
+by ``body_timeout`` (408), and the detail of an error reply is bounded in size whatever the
+request held.
 """
 
 from __future__ import annotations
@@ -34,10 +44,11 @@ import functools
 import gc
 import json
 import logging
+import math
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -51,14 +62,16 @@ from starlette.types import Receive, Scope, Send
 from choicebox._errors import MetricsError, WireFormatError
 from choicebox._modes import ModeRegistry, default_registry
 from choicebox._problems import Problem
+from choicebox._reader import RowReading
 from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
 from choicebox._rollout import response_text
+from choicebox._wire import DEFAULT_GRADING_MODE
 from choicebox.batch._engine import Grader
 from choicebox.metrics import MetricsAccumulator
 from choicebox.render import gym_verify_response, masked_response, output_row
 
+from ._pool import DEFAULT_MAX_WAITING, Lane, PoolFull, WorkerCrashed, WorkerPool, WorkerTimeout
 from ._pool import Handler as PoolHandler
-from ._pool import WorkerCrashed, WorkerPool, WorkerTimeout
 from ._protocol import (
     SessionCookie,
     close_session_reply,
@@ -73,11 +86,14 @@ __all__ = [
     "DEFAULT_GRADE_TIMEOUT",
     "DEFAULT_GRADE_WORKERS",
     "DEFAULT_MAX_BODY_BYTES",
-    "INLINE_MAX_BYTES",
+    "DEFAULT_MAX_QUEUE",
+    "DEFAULT_SMALL_WORKERS",
+    "INLINE_MAX_CHARS",
     "MAX_DETAIL_CHARS",
     "MAX_DETAIL_PROBLEMS",
     "MAX_OUTPUT_REGEXES",
-    "POOL_INLINE_MAX_BYTES",
+    "REPLY_FACTOR",
+    "SMALL_MAX_BYTES",
     "Verifier",
     "app_from_env",
     "create_app",
@@ -86,14 +102,25 @@ __all__ = [
 logger = logging.getLogger("choicebox.server")
 
 DEFAULT_MAX_BODY_BYTES: Final = 16 * 2**20
-INLINE_MAX_BYTES: Final = 64 * 2**10  # without workers, bodies up to this size are graded inline
-# With workers, a verify body up to this size and without sample regexes is graded inline too:
-# grading is linear in the output, so such a body holds the event loop for at most about 35 ms
-# (robust's worst shape; 5 ms in the Gym modes), while a hop to a grading process costs about
-# twice the grading of a typical 3 KB row. Sample regexes, batches and larger bodies go to the
-# pool, whose deadline is what bounds them.
-POOL_INLINE_MAX_BYTES: Final = 16 * 2**10
+# A reply may be this many times the body limit (``max_reply_bytes`` unless given): a verify
+# reply echoes its request, with about 1 KB of verdict.
+REPLY_FACTOR: Final = 2
+# Bodies up to this size without sample patterns, in built-in modes, are small requests: grading
+# is linear in them, tens of milliseconds at worst (robust, 16 KiB of answer statements).
+SMALL_MAX_BYTES: Final = 16 * 2**10
+# A small /verify costing at most this much (see Verifier.cost) is graded on the event loop: at
+# the worst rate measured, about 2 us an output character (robust on a run of "the answer is
+# (A)"; 0.9 us in the Gym modes), that is 3 ms (``benchmarks/serve_hostile.py --inline-survey``
+# times the costliest shapes at this bound), and a typical row costs a tenth of it. Nearly every
+# MMLU-Pro row is under it; a row over it goes to a grading process, which costs a hop of about
+# twice a typical row's grading.
+INLINE_MAX_CHARS: Final = 1_500
+# Reading the options and the question costs at most about a fifth of reading as many output
+# characters (an 8,000-character option against answer lines): they count for a quarter.
+SAMPLE_CHARS_PER_OUTPUT_CHAR: Final = 4
 DEFAULT_GRADE_WORKERS: Final = 2  # grading processes per server process
+DEFAULT_SMALL_WORKERS: Final = 1  # and the ones that take small requests only
+DEFAULT_MAX_QUEUE: Final = DEFAULT_MAX_WAITING  # requests a lane queues before a 503
 DEFAULT_GRADE_TIMEOUT: Final = 30.0  # seconds a grading request may take: 32 regex timeouts fit
 DEFAULT_BODY_TIMEOUT: Final = 60.0  # seconds a client may take to send a body
 MAX_DETAIL_CHARS: Final = 1000  # an error reply's message is cut to about this many characters
@@ -115,12 +142,18 @@ class ClientError(Exception):
     are the coded problems behind a row's 422 (what decides whether it is masked instead)."""
 
     def __init__(
-        self, status: int, detail: str | list[str], *, issues: Sequence[Problem] = ()
+        self,
+        status: int,
+        detail: str | list[str],
+        *,
+        issues: Sequence[Problem] = (),
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.issues = tuple(issues)
+        self.retry_after = retry_after  # seconds, for a 503's Retry-After header
 
 
 def _row_error(issues: Sequence[Problem]) -> ClientError:
@@ -186,16 +219,20 @@ def _error_body(detail: str | list[str]) -> bytes:
     return _dumps({"detail": bounded_detail(detail)})
 
 
-def _error(status: int, detail: str | list[str]) -> Response:
-    # After a 408 the rest of the body may still come: the connection cannot carry another request.
-    headers = {"connection": "close"} if status == 408 else None
+def _error(status: int, detail: str | list[str], retry_after: int | None = None) -> Response:
+    headers = {}
+    if status == 408:
+        # The rest of the body may still come: the connection cannot carry another request.
+        headers["connection"] = "close"
+    if retry_after is not None:
+        headers["retry-after"] = str(retry_after)
     return Response(_error_body(detail), status_code=status, media_type=_JSON, headers=headers)
 
 
 class Verifier:
     """Turns verify requests (decoded JSON) into verify responses: the batch engine's ``Grader``
     reads and grades; this class only maps its outcomes to HTTP (422 detail lists, the cap on
-    sample patterns)."""
+    sample patterns) and says what grading a request would cost."""
 
     def __init__(
         self,
@@ -205,11 +242,17 @@ class Verifier:
         regex_timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.registry = registry
+        self.mode = mode
         # The server's mode, when set, overrides every row's grading_mode (as Gym's config does).
         self.grader = Grader(registry=registry, mode=mode, regex_timeout=regex_timeout)
 
     def verify(self, row: Any) -> dict[str, Any]:
         """The verify response for ``row``; raises ``ClientError`` for an invalid request."""
+        return self.grade(self.read(row))
+
+    def read(self, row: Any) -> VerifyJob:
+        """``row`` read and checked, ready to grade; raises ``ClientError`` for an invalid
+        request."""
         if not isinstance(row, dict):
             raise ClientError(422, [f"expected a JSON object, got {_kind(row)} @ $"])
         reading = self.grader.read(row)
@@ -240,8 +283,35 @@ class Verifier:
         except WireFormatError as exc:
             # Not something a model wrote: the client sent a response that is no response.
             raise _row_error(list(exc.issues)) from None
-        verdict = self.grader.grade_reading(reading, text)  # a text is its own response
-        return output_row(row, verdict)
+        return VerifyJob(row, reading, text)
+
+    def grade(self, job: VerifyJob) -> dict[str, Any]:
+        """The verify response of a job ``read`` returned."""
+        verdict = self.grader.grade_reading(job.reading, job.text)  # a text is its own response
+        return output_row(job.row, verdict)
+
+    def cost(self, job: VerifyJob) -> int | None:
+        """What grading ``job`` costs, in characters of the output (see ``INLINE_MAX_CHARS``),
+        or ``None`` when it is not bounded that way: sample patterns (each may run to the regex
+        timeout) or a mode from a rule file (its regex steps likewise), whose cost no benchmark
+        here measured."""
+        reading = job.reading
+        if reading.output_regex or not self.registry.is_builtin(self.mode or reading.grading_mode):
+            return None
+        sample = sum(map(len, reading.options.values())) + len(reading.question)
+        return len(job.text) + sample // SAMPLE_CHARS_PER_OUTPUT_CHAR
+
+    def calibrated(self, row: Any) -> bool:
+        """Whether ``row`` is graded in a built-in mode without sample patterns, so that its
+        cost is linear in its characters (what makes a small body a small request)."""
+        if not isinstance(row, dict):
+            return True  # answered with an error
+        template = row.get("template_metadata")
+        if isinstance(template, dict) and template.get("output_regex"):
+            return False
+        name = self.mode or row.get("grading_mode") or DEFAULT_GRADING_MODE
+        # A mode that is no name, or an unknown one, is answered with its problem.
+        return name not in self.registry or self.registry.is_builtin(name)
 
     def metrics(self, rows: Sequence[Any]) -> dict[str, Any]:
         for i, row in enumerate(rows):
@@ -264,12 +334,37 @@ class Verifier:
         return document.gym_response()
 
 
-def verify_row(verifier: Verifier, row: Any) -> dict[str, Any]:
+class VerifyJob(NamedTuple):
+    """A verify request read and checked: the row, its reading and the text to grade."""
+
+    row: dict[str, Any]
+    reading: RowReading
+    text: str
+
+
+class NotInline(Exception):
+    """Grading this request here would cost more than ``INLINE_MAX_CHARS``: it goes to ``lane``."""
+
+    def __init__(self, lane: Lane) -> None:
+        super().__init__(lane)
+        self.lane = lane
+
+
+def verify_row(verifier: Verifier, row: Any, *, inline: bool = False) -> dict[str, Any]:
     """Gym's verify response for ``row``: the verdict with Gym's failure fields, or, for a
     verify request whose task data is unusable, a masked response naming every problem (Gym
-    aborts a collection on a 4xx); a body that is no verify request still raises."""
+    aborts a collection on a 4xx); a body that is no verify request still raises. ``inline``
+    raises ``NotInline`` instead of grading a row that would cost more than
+    ``INLINE_MAX_CHARS`` (reading it costs little: the same order as decoding it)."""
     try:
-        return gym_verify_response(verifier.verify(row))
+        job = verifier.read(row)
+        if inline:
+            cost = verifier.cost(job)
+            if cost is None:
+                raise NotInline("large")
+            if cost > INLINE_MAX_CHARS:
+                raise NotInline("small")
+        return gym_verify_response(verifier.grade(job))
     except ClientError as exc:
         if not exc.issues or request_problems(exc.issues):
             raise
@@ -281,13 +376,41 @@ def verify_row(verifier: Verifier, row: Any) -> dict[str, Any]:
 def verify_rows(verifier: Verifier, rows: Sequence[Any]) -> list[dict[str, Any]]:
     """:func:`verify_row` of each row, in order; a row that is no verify request gets an error
     entry ``{"error", "status", "index"}`` instead."""
-    out: list[dict[str, Any]] = []
+    return [_batch_item(verifier, index, row) for index, row in enumerate(rows)]
+
+
+def _batch_item(verifier: Verifier, index: int, row: Any) -> dict[str, Any]:
+    try:
+        return verify_row(verifier, row)
+    except ClientError as exc:
+        return {"error": bounded_detail(exc.detail), "status": exc.status, "index": index}
+
+
+def _batch_reply(verifier: Verifier, rows: Sequence[Any], max_reply: int) -> bytes:
+    """The ``/verify_batch`` reply, encoded row by row and given up as soon as it would pass
+    ``max_reply`` bytes (a 413 naming the row), so neither grading nor the reply's memory goes
+    past the bound whatever the rows are (a 1.9 MiB batch of ``0`` asked for a 77 MiB reply)."""
+    parts: list[bytes] = []
+    size = len(_BATCH_OPEN) + len(_BATCH_CLOSE) - 1
     for index, row in enumerate(rows):
+        item = _batch_item(verifier, index, row)
         try:
-            out.append(verify_row(verifier, row))
-        except ClientError as exc:
-            out.append({"error": exc.detail, "status": exc.status, "index": index})
-    return out
+            part = _dumps(item)
+        except ClientError as exc:  # an item that nests too deeply to be echoed
+            part = orjson.dumps({"error": exc.detail, "status": exc.status, "index": index})
+        size += len(part) + 1
+        if size > max_reply:
+            raise ClientError(
+                413,
+                f"the reply would be larger than the limit of {max_reply} bytes: it passed it "
+                f"at row {index} of {len(rows)}; send fewer rows per request @ $.requests",
+            )
+        parts.append(part)
+    return _BATCH_OPEN + b",".join(parts) + _BATCH_CLOSE
+
+
+_BATCH_OPEN: Final = b'{"responses":['
+_BATCH_CLOSE: Final = b"]}"
 
 
 def _kind(value: Any) -> str:
@@ -296,6 +419,7 @@ def _kind(value: Any) -> str:
 
 
 Handler = Callable[[Request], Awaitable[Response]]
+T = TypeVar("T")
 
 
 def _guarded(handler: Handler) -> Handler:
@@ -314,9 +438,9 @@ def _guarded(handler: Handler) -> Handler:
 def _failure_reply(exc: Exception, method: str, path: str) -> Response:
     """The reply to a request whose handler raised ``exc``: its 4xx, or a logged 500."""
     if isinstance(exc, ClientError):
-        return _error(exc.status, exc.detail)
-    if isinstance(exc, ClientDisconnect):
-        return _error(400, "the client disconnected before the body was read")
+        return _error(exc.status, exc.detail, exc.retry_after)
+    if isinstance(exc, ClientDisconnect):  # no one will read it
+        return _error(400, "the client disconnected before its reply")
     logger.error("unexpected error on %s %s", method, path, exc_info=exc)
     return _error(500, "internal server error")
 
@@ -348,24 +472,40 @@ class _Server(Starlette):
 GRADING_ROUTES: Final = ("verify", "verify_batch", "aggregate_metrics")
 
 
-def respond(verifier: Verifier, route: str, body: bytes) -> tuple[int, bytes]:
+def respond(
+    verifier: Verifier,
+    route: str,
+    body: bytes,
+    *,
+    max_reply: int = DEFAULT_MAX_BODY_BYTES * REPLY_FACTOR,
+    inline: bool = False,
+) -> tuple[int, bytes]:
     """The status and JSON reply for the body of a request on one of ``GRADING_ROUTES``:
-    decoding, grading and encoding, and every client error as its 4xx reply."""
+    decoding, grading and encoding, and every client error as its 4xx reply. No reply is longer
+    than ``max_reply`` bytes: a request whose reply would be gets a 413 instead. ``inline``
+    (``verify`` only) raises ``NotInline`` instead of grading a row that costs more than
+    ``INLINE_MAX_CHARS``, so that the event loop grades only what is cheap."""
     try:
         payload = _decode(body)
         if route == "verify":
-            return 200, _dumps(verify_row(verifier, payload))
-        if route == "verify_batch":
-            results = verify_rows(verifier, _listed(payload, "requests"))
-            for item in results:
-                if "error" in item:
-                    item["error"] = bounded_detail(item["error"])
-            return 200, _batch_body(results)
-        if route == "aggregate_metrics":
-            return 200, _dumps(verifier.metrics(_listed(payload, "verify_responses")))
-        raise ValueError(f"not a grading route: {route!r}")
+            reply = _dumps(verify_row(verifier, payload, inline=inline))
+        elif route == "verify_batch":
+            reply = _batch_reply(verifier, _listed(payload, "requests"), max_reply)
+        elif route == "aggregate_metrics":
+            reply = _dumps(verifier.metrics(_listed(payload, "verify_responses")))
+        else:
+            raise ValueError(f"not a grading route: {route!r}")
+        if len(reply) > max_reply:
+            raise ClientError(
+                413,
+                f"the reply would be {len(reply)} bytes, more than the limit of {max_reply}: "
+                "send fewer rows per request @ $",
+            )
+        return 200, reply
     except ClientError as exc:
         return exc.status, _error_body(exc.detail)
+    except NotInline:
+        raise
     except Exception:
         logger.exception("unexpected error on POST /%s", route)
         return 500, _error_body("internal server error")
@@ -391,13 +531,37 @@ def _listed(payload: Any, key: str) -> list[Any]:
 
 
 def _worker_handler(
-    mode: str | None, rules_dirs: tuple[str, ...], regex_timeout: float
+    mode: str | None, rules_dirs: tuple[str, ...], regex_timeout: float, max_reply: int
 ) -> PoolHandler:
     """A grading worker's handler: its own ``Verifier``, built once in the worker process."""
     verifier = Verifier(default_registry(rules_dirs), mode=mode, regex_timeout=regex_timeout)
     gc.collect()
     gc.freeze()  # as in app_from_env: what is loaded now stays out of the collector's way
-    return functools.partial(respond, verifier)
+    return functools.partial(respond, verifier, max_reply=max_reply)
+
+
+async def until_disconnected(work: Awaitable[T], receive: Receive) -> T:
+    """``work``'s result, unless the client disconnects first: then ``work`` is cancelled (a
+    request waiting for a grading process leaves the queue, one being graded has its process
+    replaced) and ``ClientDisconnect`` raised. Once a body is read, the next ASGI message is the
+    disconnect, whenever it comes."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_disconnect(receive))
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task  # the pool cleans up before the reply is given up
+            raise ClientDisconnect
+    return task.result()
+
+
+async def _disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 # --- the app -----------------------------------------------------------------------------------
@@ -408,8 +572,11 @@ def create_app(
     mode: str | None = None,
     rules_dirs: Sequence[str | Path] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_reply_bytes: int | None = None,
     regex_timeout: float = DEFAULT_TIMEOUT,
     grade_workers: int = DEFAULT_GRADE_WORKERS,
+    small_workers: int = DEFAULT_SMALL_WORKERS,
+    max_queue: int = DEFAULT_MAX_QUEUE,
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     server_name: str = DEFAULT_SERVER_NAME,
@@ -417,19 +584,29 @@ def create_app(
     """The verify app. Rule files in ``rules_dirs`` are loaded now, once.
 
     ``mode`` overrides the rows' ``grading_mode``; an unknown one raises ``UnknownModeError``
-    here, at start-up, not per request. ``grade_workers`` processes grade (started with the app,
-    or on the first request); a request they have not answered within ``grade_timeout`` seconds
-    gets a 503. ``grade_workers=0`` grades in this process. A body not received within
-    ``body_timeout`` seconds gets a 408. ``server_name`` (Gym's instance name) names the
-    session cookie.
+    here, at start-up, not per request. ``grade_workers`` processes grade, and ``small_workers``
+    more take small requests only (started with the app, or on the first request); each lane
+    queues at most ``max_queue`` requests, and a request not answered within ``grade_timeout``
+    seconds of asking gets a 503. ``grade_workers=0`` grades in this process. A body not
+    received within ``body_timeout`` seconds gets a 408; a reply is at most ``max_reply_bytes``
+    (``REPLY_FACTOR`` times ``max_body_bytes`` unless given). ``server_name`` (Gym's instance
+    name) names the session cookie.
     """
     verifier = Verifier(default_registry(tuple(rules_dirs)), mode=mode, regex_timeout=regex_timeout)
+    max_reply = REPLY_FACTOR * max_body_bytes if max_reply_bytes is None else max_reply_bytes
     pool: WorkerPool | None = None
     if grade_workers > 0:
         factory = functools.partial(
-            _worker_handler, mode, tuple(str(d) for d in rules_dirs), regex_timeout
+            _worker_handler, mode, tuple(str(d) for d in rules_dirs), regex_timeout, max_reply
         )
-        pool = WorkerPool(factory, size=grade_workers, timeout=grade_timeout, preload=[__name__])
+        pool = WorkerPool(
+            factory,
+            size=grade_workers,
+            reserved=small_workers,
+            max_waiting=max_queue,
+            timeout=grade_timeout,
+            preload=[__name__],
+        )
     limit = max_body_bytes
     too_large = f"request body exceeds the limit of {limit} bytes"
 
@@ -473,18 +650,52 @@ def create_app(
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def reply_to(route: str, body: bytes) -> tuple[int, bytes]:
+    def lane_of(route: str, body: bytes) -> Lane:
+        """The pool lane of a request (see the module docstring)."""
+        if len(body) > SMALL_MAX_BYTES or b"output_regex" in body:
+            return "large"
+        if route == "verify_batch" and b"grading_mode" in body and verifier.mode is None:
+            try:  # 16 KiB at most: tens of microseconds
+                rows = _listed(_decode(body), "requests")
+            except ClientError:
+                return "small"  # answered with its error
+            if not all(map(verifier.calibrated, rows)):
+                return "large"
+        elif route != "aggregate_metrics" and not verifier.calibrated({}):
+            return "large"  # the server's own mode is a rule file's
+        return "small"
+
+    async def reply_to(route: str, body: bytes, receive: Receive) -> tuple[int, bytes]:
         """The status and JSON reply to ``body`` on a grading route."""
+        lane: Lane | None = None
+        if route == "verify" and len(body) <= SMALL_MAX_BYTES:
+            try:
+                return respond(verifier, route, body, max_reply=max_reply, inline=True)
+            except NotInline as exc:
+                lane = exc.lane
         if pool is None:
-            if len(body) <= INLINE_MAX_BYTES and b"output_regex" not in body:
-                return respond(verifier, route, body)
-            # A large body or sample regexes (the regex engine releases the GIL).
-            return await anyio.to_thread.run_sync(respond, verifier, route, body)
-        if route == "verify" and len(body) <= POOL_INLINE_MAX_BYTES and b"output_regex" not in body:
-            return respond(verifier, route, body)
+            # Sample regexes (the regex engine releases the GIL) or a costly row.
+            return await anyio.to_thread.run_sync(
+                functools.partial(respond, verifier, route, body, max_reply=max_reply)
+            )
         try:
-            return await pool.run(route, body)
-        except WorkerTimeout:
+            return await until_disconnected(
+                pool.run(route, body, lane=lane or lane_of(route, body)), receive
+            )
+        except PoolFull as exc:
+            raise ClientError(
+                503,
+                f"the server is busy: {exc}; try again in {exc.retry_after} s",
+                retry_after=exc.retry_after,
+            ) from None
+        except WorkerTimeout as exc:
+            if exc.waited:
+                raise ClientError(
+                    503,
+                    f"the server is busy: no grading process was free within {grade_timeout:g} s "
+                    "(the time a request may take, waiting included); the request was abandoned",
+                    retry_after=math.ceil(grade_timeout),
+                ) from None
             raise ClientError(
                 503,
                 f"grading took longer than {grade_timeout:g} s: the request was abandoned "
@@ -500,7 +711,7 @@ def create_app(
         async def handle(request: Request) -> Response:
             length = request.headers.get("content-length")
             body = await read_body(length, request.scope, request.receive)
-            status, reply = await reply_to(route, body)
+            status, reply = await reply_to(route, body, request.receive)
             return Response(reply, status_code=status, media_type=_JSON)
 
         handle.__name__ = route
@@ -514,7 +725,8 @@ def create_app(
                 length = value.decode("latin-1")
                 break
         try:
-            status, reply = await reply_to("verify", await read_body(length, scope, receive))
+            body = await read_body(length, scope, receive)
+            status, reply = await reply_to("verify", body, receive)
             response = Response(reply, status_code=status, media_type=_JSON)
         except Exception as exc:
             response = _failure_reply(exc, "POST", "/verify")
@@ -589,12 +801,16 @@ def app_from_env() -> Starlette:
     """The app configured by ``$CHOICEBOX_SERVE_CONFIG`` (JSON); uvicorn's factory for workers."""
     raw = os.environ.get(CONFIG_ENV, "{}")
     config: Mapping[str, Any] = orjson.loads(raw)
+    max_reply = config.get("max_reply_bytes")
     app = create_app(
         mode=config.get("mode"),
         rules_dirs=tuple(config.get("rules_dirs", ())),
         max_body_bytes=int(config.get("max_body_bytes", DEFAULT_MAX_BODY_BYTES)),
+        max_reply_bytes=None if max_reply is None else int(max_reply),
         regex_timeout=float(config.get("regex_timeout", DEFAULT_TIMEOUT)),
         grade_workers=int(config.get("grade_workers", DEFAULT_GRADE_WORKERS)),
+        small_workers=int(config.get("small_workers", DEFAULT_SMALL_WORKERS)),
+        max_queue=int(config.get("max_queue", DEFAULT_MAX_QUEUE)),
         grade_timeout=float(config.get("grade_timeout", DEFAULT_GRADE_TIMEOUT)),
         body_timeout=float(config.get("body_timeout", DEFAULT_BODY_TIMEOUT)),
         server_name=str(config.get("server_name", DEFAULT_SERVER_NAME)),
