@@ -23,14 +23,18 @@ from choicebox.server._app import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_GRADE_TIMEOUT,
     DEFAULT_GRADE_WORKERS,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_SMALL_WORKERS,
+    DEFAULT_WORKER_MEMORY,
     MAX_DETAIL_CHARS,
     MAX_DETAIL_PROBLEMS,
+    REPLY_FACTOR,
     SMALL_MAX_BYTES,
     Verifier,
     bounded_detail,
     respond,
 )
-from choicebox.server._http import DEFAULT_HEADER_TIMEOUT
+from choicebox.server._http import DEFAULT_HEADER_TIMEOUT, DEFAULT_SEND_TIMEOUT
 
 BIG = 6_000_000  # a bad value this long must not come back whole
 
@@ -537,6 +541,11 @@ def test_serve_help_states_the_defaults_in_force() -> None:
     assert f"(default {DEFAULT_GRADE_TIMEOUT:g})" in helps["grade_timeout"]
     assert f"(default {DEFAULT_HEADER_TIMEOUT:g})" in helps["header_timeout"]
     assert f"(default {DEFAULT_BODY_TIMEOUT:g})" in helps["body_timeout"]
+    assert f"(default {DEFAULT_SMALL_WORKERS})" in helps["small_workers"]
+    assert f"(default {DEFAULT_MAX_QUEUE})" in helps["max_queue"]
+    assert f"(default {DEFAULT_SEND_TIMEOUT:g})" in helps["send_timeout"]
+    assert f"(default {DEFAULT_WORKER_MEMORY // 2**30} GiB)" in helps["worker_memory"]
+    assert f"default {'twice' if REPLY_FACTOR == 2 else REPLY_FACTOR}" in helps["max_reply_bytes"]
 
 
 def test_past_the_concurrency_limit_new_requests_get_503() -> None:

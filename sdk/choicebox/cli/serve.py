@@ -26,6 +26,7 @@ _APP_OPTIONS: Final = (
     "grade_workers",
     "small_workers",
     "max_queue",
+    "worker_memory",
     "grade_timeout",
     "body_timeout",
     "header_timeout",
@@ -134,6 +135,16 @@ def register(commands: Any) -> None:
         help=(
             "requests each lane (small, large) queues for a grading process before the next "
             "gets a 503 with Retry-After (default 16)"
+        ),
+    )
+    parser.add_argument(
+        "--worker-memory",
+        type=positive_int,
+        default=None,
+        metavar="B",
+        help=(
+            "bytes of data a grading process may use (default 1 GiB); a request that needs "
+            "more gets a 413 and the process is replaced"
         ),
     )
     parser.add_argument(

@@ -70,7 +70,15 @@ from choicebox.batch._engine import Grader
 from choicebox.metrics import MetricsAccumulator
 from choicebox.render import gym_verify_response, masked_response, output_row
 
-from ._pool import DEFAULT_MAX_WAITING, Lane, PoolFull, WorkerCrashed, WorkerPool, WorkerTimeout
+from ._pool import (
+    DEFAULT_MAX_WAITING,
+    Lane,
+    PoolFull,
+    WorkerCrashed,
+    WorkerOutOfMemory,
+    WorkerPool,
+    WorkerTimeout,
+)
 from ._pool import Handler as PoolHandler
 from ._protocol import (
     SessionCookie,
@@ -88,6 +96,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_QUEUE",
     "DEFAULT_SMALL_WORKERS",
+    "DEFAULT_WORKER_MEMORY",
     "INLINE_MAX_CHARS",
     "MAX_DETAIL_CHARS",
     "MAX_DETAIL_PROBLEMS",
@@ -121,6 +130,9 @@ SAMPLE_CHARS_PER_OUTPUT_CHAR: Final = 4
 DEFAULT_GRADE_WORKERS: Final = 2  # grading processes per server process
 DEFAULT_SMALL_WORKERS: Final = 1  # and the ones that take small requests only
 DEFAULT_MAX_QUEUE: Final = DEFAULT_MAX_WAITING  # requests a lane queues before a 503
+# The data a grading process may grow to: decoding a 16 MiB body of empty objects takes about
+# 350 MB, and a reply is at most 32 MiB; a request that needs more gets a 413.
+DEFAULT_WORKER_MEMORY: Final = 2**30
 DEFAULT_GRADE_TIMEOUT: Final = 30.0  # seconds a grading request may take: 32 regex timeouts fit
 DEFAULT_BODY_TIMEOUT: Final = 60.0  # seconds a client may take to send a body
 MAX_DETAIL_CHARS: Final = 1000  # an error reply's message is cut to about this many characters
@@ -389,24 +401,27 @@ def _batch_item(verifier: Verifier, index: int, row: Any) -> dict[str, Any]:
 def _batch_reply(verifier: Verifier, rows: Sequence[Any], max_reply: int) -> bytes:
     """The ``/verify_batch`` reply, encoded row by row and given up as soon as it would pass
     ``max_reply`` bytes (a 413 naming the row), so neither grading nor the reply's memory goes
-    past the bound whatever the rows are (a 1.9 MiB batch of ``0`` asked for a 77 MiB reply)."""
-    parts: list[bytes] = []
-    size = len(_BATCH_OPEN) + len(_BATCH_CLOSE) - 1
+    past the bound whatever the rows are (a 1.9 MiB batch of ``0`` asked for a 77 MiB reply).
+    Each row's JSON is copied into one buffer at once: orjson gives even a short reply a
+    buffer of about 4 KB, so a list of them would hold 50 times the reply."""
+    out = bytearray(_BATCH_OPEN)
     for index, row in enumerate(rows):
         item = _batch_item(verifier, index, row)
         try:
             part = _dumps(item)
         except ClientError as exc:  # an item that nests too deeply to be echoed
             part = orjson.dumps({"error": exc.detail, "status": exc.status, "index": index})
-        size += len(part) + 1
-        if size > max_reply:
+        if len(out) + len(part) + len(_BATCH_CLOSE) + 1 > max_reply:
             raise ClientError(
                 413,
                 f"the reply would be larger than the limit of {max_reply} bytes: it passed it "
                 f"at row {index} of {len(rows)}; send fewer rows per request @ $.requests",
             )
-        parts.append(part)
-    return _BATCH_OPEN + b",".join(parts) + _BATCH_CLOSE
+        if index:
+            out += b","
+        out += part
+    out += _BATCH_CLOSE
+    return bytes(out)
 
 
 _BATCH_OPEN: Final = b'{"responses":['
@@ -504,9 +519,11 @@ def respond(
         return 200, reply
     except ClientError as exc:
         return exc.status, _error_body(exc.detail)
-    except NotInline:
-        raise
-    except Exception:
+    except (NotInline, MemoryError):
+        raise  # a grading process that runs out of memory is replaced (``_pool``)
+    except Exception as exc:
+        if _out_of_memory(exc):
+            raise MemoryError from exc
         logger.exception("unexpected error on POST /%s", route)
         return 500, _error_body("internal server error")
 
@@ -517,7 +534,26 @@ def _decode(body: bytes) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
+        if str(exc).startswith(_ORJSON_OUT_OF_MEMORY):
+            raise MemoryError(str(exc)) from exc  # no fault of the JSON's
         raise ClientError(400, f"malformed JSON: {exc}") from None
+
+
+# How orjson says that it could not allocate its buffer (it raises a JSONDecodeError).
+_ORJSON_OUT_OF_MEMORY: Final = "Not enough memory"
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` comes of a ``MemoryError`` (C extensions wrap it: orjson in a
+    ``SystemError``)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, MemoryError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _listed(payload: Any, key: str) -> list[Any]:
@@ -577,6 +613,7 @@ def create_app(
     grade_workers: int = DEFAULT_GRADE_WORKERS,
     small_workers: int = DEFAULT_SMALL_WORKERS,
     max_queue: int = DEFAULT_MAX_QUEUE,
+    worker_memory: int = DEFAULT_WORKER_MEMORY,
     grade_timeout: float = DEFAULT_GRADE_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
     server_name: str = DEFAULT_SERVER_NAME,
@@ -585,9 +622,9 @@ def create_app(
 
     ``mode`` overrides the rows' ``grading_mode``; an unknown one raises ``UnknownModeError``
     here, at start-up, not per request. ``grade_workers`` processes grade, and ``small_workers``
-    more take small requests only (started with the app, or on the first request); each lane
-    queues at most ``max_queue`` requests, and a request not answered within ``grade_timeout``
-    seconds of asking gets a 503. ``grade_workers=0`` grades in this process. A body not
+    more take small requests only (started with the app, or on the first request), each with
+    at most ``worker_memory`` bytes of data; each lane queues at most ``max_queue`` requests,
+    and a request not answered within ``grade_timeout`` seconds of asking gets a 503. ``grade_workers=0`` grades in this process. A body not
     received within ``body_timeout`` seconds gets a 408; a reply is at most ``max_reply_bytes``
     (``REPLY_FACTOR`` times ``max_body_bytes`` unless given). ``server_name`` (Gym's instance
     name) names the session cookie.
@@ -604,6 +641,7 @@ def create_app(
             size=grade_workers,
             reserved=small_workers,
             max_waiting=max_queue,
+            memory_limit=worker_memory,
             timeout=grade_timeout,
             preload=[__name__],
         )
@@ -701,6 +739,8 @@ def create_app(
                 f"grading took longer than {grade_timeout:g} s: the request was abandoned "
                 "(and its grading process replaced)",
             ) from None
+        except WorkerOutOfMemory as exc:
+            raise ClientError(413, f"{exc}: send a smaller request") from None
         except WorkerCrashed as exc:
             logger.warning("a grading process died on POST /%s: %s", route, exc)
             raise ClientError(
@@ -811,6 +851,7 @@ def app_from_env() -> Starlette:
         grade_workers=int(config.get("grade_workers", DEFAULT_GRADE_WORKERS)),
         small_workers=int(config.get("small_workers", DEFAULT_SMALL_WORKERS)),
         max_queue=int(config.get("max_queue", DEFAULT_MAX_QUEUE)),
+        worker_memory=int(config.get("worker_memory", DEFAULT_WORKER_MEMORY)),
         grade_timeout=float(config.get("grade_timeout", DEFAULT_GRADE_TIMEOUT)),
         body_timeout=float(config.get("body_timeout", DEFAULT_BODY_TIMEOUT)),
         server_name=str(config.get("server_name", DEFAULT_SERVER_NAME)),

@@ -9,6 +9,10 @@ past it the request gets a ``WorkerTimeout`` (and a worker still on it is killed
 A worker that dies (the kernel's OOM killer, a crash) is replaced too, and so is one whose
 request was cancelled (its client went away): its work is dropped, not finished.
 
+Each worker may grow its data to ``memory_limit`` bytes (``RLIMIT_DATA``): a request that needs
+more fails there with a ``MemoryError``, gets a ``WorkerOutOfMemory`` and the worker is
+replaced, so no request can take a grading process's memory past that bound.
+
 Requests come in two lanes. A *small* request is one whose cost the caller has bounded (a small
 body without sample patterns): it may take any idle worker, and ``reserved`` workers take
 nothing else, so small requests never wait behind expensive ones. A *large* request takes only
@@ -31,6 +35,8 @@ import itertools
 import logging
 import math
 import multiprocessing
+import os
+import resource
 import signal
 import socket
 import struct
@@ -44,6 +50,7 @@ __all__ = [
     "Lane",
     "PoolFull",
     "WorkerCrashed",
+    "WorkerOutOfMemory",
     "WorkerPool",
     "WorkerTimeout",
 ]
@@ -59,6 +66,10 @@ _READY: Final = b"ready"
 # How long a new worker may take to import choicebox and build its handler (rule files included).
 _START_TIMEOUT: Final = 120.0
 DEFAULT_MAX_WAITING: Final = 16  # requests a lane queues; the next one is refused
+# The status a worker sends instead of a reply when its handler ran out of memory; it then ends.
+_OUT_OF_MEMORY: Final = 0
+# Math libraries start a thread (and its buffers) per core; a worker grades on one.
+_ONE_THREAD: Final = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # A lane's mean service time, for Retry-After, follows recent requests with this weight.
 _SERVICE_WEIGHT: Final = 0.2
 
@@ -76,6 +87,10 @@ class WorkerTimeout(Exception):
 
 class WorkerCrashed(Exception):
     """A worker died while it handled the request (killed by a signal, out of memory)."""
+
+
+class WorkerOutOfMemory(Exception):
+    """The request needed more memory than a worker may have; the worker is being replaced."""
 
 
 class PoolFull(Exception):
@@ -139,7 +154,8 @@ class WorkerPool:
     ``start`` or on first use; each request is answered within ``timeout`` seconds of asking,
     or gets a ``WorkerTimeout``. ``preload`` names modules the workers need (those of
     ``factory``), imported once by the forkserver. Each lane queues at most ``max_waiting``
-    requests (see the module docstring).
+    requests, and each worker's data is bounded by ``memory_limit`` bytes (see the module
+    docstring).
     """
 
     def __init__(
@@ -150,6 +166,7 @@ class WorkerPool:
         timeout: float,
         reserved: int = 0,
         max_waiting: int = DEFAULT_MAX_WAITING,
+        memory_limit: int | None = None,
         preload: Sequence[str] = (),
     ) -> None:
         if size < 1:
@@ -161,6 +178,7 @@ class WorkerPool:
         self.reserved = reserved
         self.timeout = timeout
         self.max_waiting = max_waiting
+        self.memory_limit = memory_limit
         self._context = multiprocessing.get_context("forkserver")
         if preload:
             # The forkserver imports these once; every worker forked from it starts with them,
@@ -217,7 +235,8 @@ class WorkerPool:
         """The worker's ``(status, reply)`` for ``route`` and ``body``.
 
         Raises ``PoolFull`` when ``lane`` queues too many requests already, ``WorkerTimeout``
-        past the deadline (waiting included), ``WorkerCrashed`` when the worker died, and
+        past the deadline (waiting included), ``WorkerOutOfMemory`` when the request needed more
+        than ``memory_limit``, ``WorkerCrashed`` when the worker died, and
         ``RuntimeError`` when no worker can be started (or the pool is closed). Cancelled, the
         request leaves the queue, or its worker is killed and replaced.
         """
@@ -245,8 +264,14 @@ class WorkerPool:
             raise
         took = time.monotonic() - taken
         self._service[lane] += _SERVICE_WEIGHT * (took - self._service[lane])
-        self._release(worker)
         (status,) = _STATUS.unpack_from(reply)
+        if status == _OUT_OF_MEMORY:
+            self._retire(worker)  # it has ended
+            raise WorkerOutOfMemory(
+                f"the request needed more than the {self.memory_limit} bytes a grading process "
+                "may use"
+            )
+        self._release(worker)
         return status, reply[_STATUS.size :]
 
     async def _take(self, lane: Lane) -> _Worker:
@@ -329,7 +354,10 @@ class WorkerPool:
         began = time.monotonic()
         ours, theirs = socket.socketpair()
         process = self._context.Process(
-            target=_worker_main, args=(theirs, self._factory), daemon=True, name="choicebox-grader"
+            target=_worker_main,
+            args=(theirs, self._factory, self.memory_limit),
+            daemon=True,
+            name="choicebox-grader",
         )
         worker: _Worker | None = None
         failure: str | None = None
@@ -399,11 +427,20 @@ class WorkerPool:
 # --- the worker process ---------------------------------------------------------------------
 
 
-def _worker_main(sock: socket.socket, factory: Callable[[], Handler]) -> None:
+def _worker_main(
+    sock: socket.socket, factory: Callable[[], Handler], memory_limit: int | None
+) -> None:
     """Build the handler, say so, then answer requests until the server closes the socket."""
     # Ctrl-C reaches the whole process group: the server shuts down, and closes our socket.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in _ONE_THREAD:
+        os.environ.setdefault(name, "1")
     try:
+        if memory_limit is not None:
+            _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            if hard != resource.RLIM_INFINITY:
+                memory_limit = min(memory_limit, hard)
+            resource.setrlimit(resource.RLIMIT_DATA, (memory_limit, hard))
         handle = factory()
     except Exception as exc:  # reported to the server, which logs it and answers 500s
         with contextlib.suppress(OSError):
@@ -426,7 +463,14 @@ def _serve(sock: socket.socket, handle: Handler) -> None:
         if len(payload) < size:
             return
         route, _, body = payload.partition(b"\n")
-        status, reply = handle(route.decode("ascii"), body)
+        del payload
+        try:
+            status, reply = handle(route.decode("ascii"), body)
+        except MemoryError:
+            # Past the memory bound: say so and end, for a fresh process to take over.
+            del body
+            _send(sock, _STATUS.pack(_OUT_OF_MEMORY))
+            return
         _send(sock, _STATUS.pack(status) + reply)
 
 
