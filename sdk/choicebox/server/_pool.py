@@ -68,6 +68,8 @@ _START_TIMEOUT: Final = 120.0
 DEFAULT_MAX_WAITING: Final = 16  # requests a lane queues; the next one is refused
 # The status a worker sends instead of a reply when its handler ran out of memory; it then ends.
 _OUT_OF_MEMORY: Final = 0
+# How much lower a worker's CPU priority is than the server's (nice(2)).
+_NICENESS: Final = 5
 # Math libraries start a thread (and its buffers) per core; a worker grades on one.
 _ONE_THREAD: Final = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # A lane's mean service time, for Retry-After, follows recent requests with this weight.
@@ -433,6 +435,9 @@ def _worker_main(
     """Build the handler, say so, then answer requests until the server closes the socket."""
     # Ctrl-C reaches the whole process group: the server shuts down, and closes our socket.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # On a busy machine the event loop, which answers every client, goes first.
+    with contextlib.suppress(OSError):
+        os.nice(_NICENESS)
     for name in _ONE_THREAD:
         os.environ.setdefault(name, "1")
     try:
