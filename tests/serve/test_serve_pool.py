@@ -70,6 +70,7 @@ def _run(
     factory: Callable[[], Handler] = _factory,
     reserved: int = 0,
     max_waiting: int = 64,
+    max_waiting_bytes: int | None = None,
     memory_limit: int | None = None,
 ) -> T:
     async def main() -> T:
@@ -79,6 +80,7 @@ def _run(
             timeout=timeout,
             reserved=reserved,
             max_waiting=max_waiting,
+            max_waiting_bytes=max_waiting_bytes,
             memory_limit=memory_limit,
         )
         try:
@@ -335,3 +337,45 @@ def test_a_request_past_the_memory_limit_gets_out_of_memory_and_a_new_worker() -
         assert await pool.run("alloc", b"20") == (200, b"20")
 
     _run(scenario, size=1, memory_limit=300 * 2**20)
+
+
+def test_a_lane_queues_a_bounded_number_of_bytes() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        busy = asyncio.create_task(pool.run("sleep", b"0.5"))
+        queued = asyncio.create_task(pool.run("echo", b"x" * 60))
+        await _queued(pool, "large", 1)
+        with pytest.raises(PoolFull, match=r"60 bytes of large requests are already waiting"):
+            await pool.run("echo", b"y" * 60)
+        assert await queued == (200, b"x" * 60)
+        await busy
+
+    _run(scenario, size=1, max_waiting_bytes=100)
+
+
+def test_a_request_that_would_wait_past_the_deadline_is_refused_at_once() -> None:
+    """Requests of 0.4 s each, one worker and 1 s a request: the fourth one queued would wait
+    about 1.3 s, so it is refused instead of timing out in the queue."""
+
+    async def scenario(pool: WorkerPool) -> None:
+        for _ in range(8):  # the lane learns its pace
+            await pool.run("sleep", b"0.4")
+        holder = asyncio.create_task(pool.run("sleep", b"0.9"))
+        queued: list[asyncio.Task[tuple[int, bytes]]] = []
+        refused: PoolFull | None = None
+        while refused is None and len(queued) < 6:
+            task = asyncio.create_task(pool.run("sleep", b"0.4"))
+            await asyncio.sleep(0.02)
+            if task.done() and isinstance(task.exception(), PoolFull):
+                refused = task.exception()  # type: ignore[assignment]
+            else:
+                queued.append(task)
+        assert refused is not None, "six requests queued"
+        assert "would take about" in str(refused)
+        assert refused.retry_after >= 1
+        assert 2 <= len(queued) <= 4
+        for task in [holder, *queued]:
+            task.cancel()
+        await asyncio.gather(holder, *queued, return_exceptions=True)
+
+    _run(scenario, size=1, timeout=1.0)

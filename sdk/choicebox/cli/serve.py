@@ -134,7 +134,7 @@ def register(commands: Any) -> None:
         metavar="N",
         help=(
             "requests each lane (small, large) queues for a grading process before the next "
-            "gets a 503 with Retry-After (default 16)"
+            "gets a 503 with Retry-After (default 1024)"
         ),
     )
     parser.add_argument(

@@ -25,8 +25,10 @@ while a slow row is graded, in two lanes: *small* requests (bodies up to ``SMALL
 without sample patterns, in built-in modes: tens of milliseconds at worst) may use any worker and
 have ``small_workers`` (default 1) of their own, so they never queue behind expensive ones;
 *large* ones (batches and bodies past that size, sample patterns, modes from rule files) use the
-shared workers. Each lane queues at most ``max_queue`` requests; the next gets a 503 with
-``Retry-After``. A request not answered within ``grade_timeout`` seconds of asking (waiting
+shared workers. Each lane queues at most ``max_queue`` requests (1,024: the connections NeMo
+Gym opens to a server) and ``QUEUED_BODIES`` bodies' worth of bytes, and no request that would
+wait longer than ``grade_timeout`` at the lane's recent pace: such a request gets a 503 with
+``Retry-After`` at once. A request not answered within ``grade_timeout`` seconds of asking (waiting
 included) gets a 503, and a worker still on it is replaced; a request whose client disconnects
 is dropped, from the queue or from its worker (which is replaced). No reply is longer than
 ``max_reply_bytes`` (twice the body limit by default): a batch or a metrics request whose reply
@@ -130,6 +132,7 @@ SAMPLE_CHARS_PER_OUTPUT_CHAR: Final = 4
 DEFAULT_GRADE_WORKERS: Final = 2  # grading processes per server process
 DEFAULT_SMALL_WORKERS: Final = 1  # and the ones that take small requests only
 DEFAULT_MAX_QUEUE: Final = DEFAULT_MAX_WAITING  # requests a lane queues before a 503
+QUEUED_BODIES: Final = 16  # and the bytes of bodies it queues, in bodies of the largest size
 # The data a grading process may grow to: decoding a 16 MiB body of empty objects takes about
 # 350 MB, and a reply is at most 32 MiB; a request that needs more gets a 413.
 DEFAULT_WORKER_MEMORY: Final = 2**30
@@ -641,6 +644,7 @@ def create_app(
             size=grade_workers,
             reserved=small_workers,
             max_waiting=max_queue,
+            max_waiting_bytes=QUEUED_BODIES * max_body_bytes,
             memory_limit=worker_memory,
             timeout=grade_timeout,
             preload=[__name__],

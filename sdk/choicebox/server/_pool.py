@@ -16,9 +16,11 @@ replaced, so no request can take a grading process's memory past that bound.
 Requests come in two lanes. A *small* request is one whose cost the caller has bounded (a small
 body without sample patterns): it may take any idle worker, and ``reserved`` workers take
 nothing else, so small requests never wait behind expensive ones. A *large* request takes only
-the shared workers. Each lane queues at most ``max_waiting`` requests; past that a request is
-refused at once with ``PoolFull``, which says when to try again. A shared worker that comes free
-takes the request that has waited longest in either lane.
+the shared workers. A shared worker that comes free takes the request that has waited longest
+in either lane. A lane queues at most ``max_waiting`` requests and ``max_waiting_bytes`` bytes of
+bodies, and takes no request that would wait longer than ``timeout`` at the lane's recent pace
+(its mean service time, times the requests ahead, over its workers): such a request is refused
+at once with ``PoolFull``, which says when to try again, instead of timing out in the queue.
 
 Workers are started by the forkserver, never forked from the server: a process that runs threads
 (the event loop's executor, uvloop's) must not be forked mid-lock. Each builds its request handler
@@ -42,7 +44,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 __all__ = [
     "DEFAULT_MAX_WAITING",
@@ -65,7 +67,8 @@ _STATUS: Final = struct.Struct("!H")
 _READY: Final = b"ready"
 # How long a new worker may take to import choicebox and build its handler (rule files included).
 _START_TIMEOUT: Final = 120.0
-DEFAULT_MAX_WAITING: Final = 16  # requests a lane queues; the next one is refused
+# Requests a lane queues at most: NeMo Gym's client opens up to 1,024 connections to a server.
+DEFAULT_MAX_WAITING: Final = 1024
 # The status a worker sends instead of a reply when its handler ran out of memory; it then ends.
 _OUT_OF_MEMORY: Final = 0
 # How much lower a worker's CPU priority is than the server's (nice(2)).
@@ -96,14 +99,18 @@ class WorkerOutOfMemory(Exception):
 
 
 class PoolFull(Exception):
-    """The request's lane already queues as many requests as it may; ``retry_after`` is about
-    how many seconds the requests ahead of it take (at least 1)."""
+    """The request's lane queues as much as it may (the message says what); ``retry_after``
+    is about how many seconds the requests ahead of it take (at least 1)."""
 
-    def __init__(self, lane: Lane, waiting: int, retry_after: int) -> None:
-        super().__init__(f"{waiting} {lane} requests are already waiting for a grading process")
-        self.lane = lane
-        self.waiting = waiting
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
         self.retry_after = retry_after
+
+
+class _Waiter(NamedTuple):
+    arrival: int  # the order of arrival, across lanes
+    future: asyncio.Future[_Worker]
+    size: int  # the body's bytes
 
 
 class _Worker:
@@ -156,8 +163,8 @@ class WorkerPool:
     ``start`` or on first use; each request is answered within ``timeout`` seconds of asking,
     or gets a ``WorkerTimeout``. ``preload`` names modules the workers need (those of
     ``factory``), imported once by the forkserver. Each lane queues at most ``max_waiting``
-    requests, and each worker's data is bounded by ``memory_limit`` bytes (see the module
-    docstring).
+    requests and ``max_waiting_bytes`` of bodies, and each worker's data is bounded by
+    ``memory_limit`` bytes (see the module docstring).
     """
 
     def __init__(
@@ -168,18 +175,20 @@ class WorkerPool:
         timeout: float,
         reserved: int = 0,
         max_waiting: int = DEFAULT_MAX_WAITING,
+        max_waiting_bytes: int | None = None,
         memory_limit: int | None = None,
         preload: Sequence[str] = (),
     ) -> None:
         if size < 1:
             raise ValueError(f"a worker pool needs at least one worker, got {size}")
-        if reserved < 0 or max_waiting < 0:
+        if reserved < 0 or max_waiting < 0 or (max_waiting_bytes or 0) < 0:
             raise ValueError("reserved workers and queued requests cannot be negative")
         self._factory = factory
         self.size = size
         self.reserved = reserved
         self.timeout = timeout
         self.max_waiting = max_waiting
+        self.max_waiting_bytes = max_waiting_bytes
         self.memory_limit = memory_limit
         self._context = multiprocessing.get_context("forkserver")
         if preload:
@@ -191,11 +200,12 @@ class WorkerPool:
         self._idle: dict[bool, list[_Worker]] = {False: [], True: []}
         self._busy: set[_Worker] = set()
         self._live = {False: 0, True: 0}  # workers running or starting, by kind
-        # Requests waiting for a worker, oldest first: (arrival number, the worker's future).
-        self._waiting: dict[Lane, collections.deque[tuple[int, asyncio.Future[_Worker]]]] = {
+        # Requests waiting for a worker, oldest first, and their bodies' bytes.
+        self._waiting: dict[Lane, collections.deque[_Waiter]] = {
             "small": collections.deque(),
             "large": collections.deque(),
         }
+        self._waiting_bytes: dict[Lane, int] = {"small": 0, "large": 0}
         self._arrivals = itertools.count()
         self._service: dict[Lane, float] = {"small": 0.0, "large": 0.0}  # mean seconds
         self._starting: set[asyncio.Task[None]] = set()
@@ -236,7 +246,7 @@ class WorkerPool:
     async def run(self, route: str, body: bytes, *, lane: Lane = "large") -> tuple[int, bytes]:
         """The worker's ``(status, reply)`` for ``route`` and ``body``.
 
-        Raises ``PoolFull`` when ``lane`` queues too many requests already, ``WorkerTimeout``
+        Raises ``PoolFull`` when ``lane`` may not queue the request, ``WorkerTimeout``
         past the deadline (waiting included), ``WorkerOutOfMemory`` when the request needed more
         than ``memory_limit``, ``WorkerCrashed`` when the worker died, and
         ``RuntimeError`` when no worker can be started (or the pool is closed). Cancelled, the
@@ -246,7 +256,7 @@ class WorkerPool:
         worker: _Worker | None = None
         try:
             async with asyncio.timeout(self.timeout):
-                worker = await self._take(lane)
+                worker = await self._take(lane, len(body))
                 taken = time.monotonic()
                 reply = await worker.call(route, body)
         except TimeoutError:
@@ -254,6 +264,7 @@ class WorkerPool:
                 raise WorkerTimeout(
                     f"no grading process was free within {self.timeout:g} s", waited=True
                 ) from None
+            self._service[lane] += _SERVICE_WEIGHT * (self.timeout - self._service[lane])
             self._retire(worker)
             raise WorkerTimeout(f"no answer within {self.timeout:g} s") from None
         except (ConnectionError, asyncio.IncompleteReadError) as exc:
@@ -276,7 +287,7 @@ class WorkerPool:
         self._release(worker)
         return status, reply[_STATUS.size :]
 
-    async def _take(self, lane: Lane) -> _Worker:
+    async def _take(self, lane: Lane, size: int) -> _Worker:
         idle = self._idle[True] if lane == "small" and self._idle[True] else self._idle[False]
         if idle:
             worker = idle.pop()
@@ -285,27 +296,46 @@ class WorkerPool:
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         self._check_startable(lane)
-        waiters = self._waiting[lane]
-        if len(waiters) >= self.max_waiting:
-            raise PoolFull(lane, len(waiters), self._retry_after(lane))
-        future: asyncio.Future[_Worker] = asyncio.get_running_loop().create_future()
-        entry = (next(self._arrivals), future)
-        waiters.append(entry)
+        self._admit(lane, size)
+        waiter = _Waiter(next(self._arrivals), asyncio.get_running_loop().create_future(), size)
+        self._waiting[lane].append(waiter)
+        self._waiting_bytes[lane] += size
+        future = waiter.future
         try:
             return await future
         except BaseException:
             if future.done() and not future.cancelled() and future.exception() is None:
                 self._release(future.result())  # handed a worker as it was cancelled: pass it on
-            else:
-                with contextlib.suppress(ValueError):
-                    waiters.remove(entry)
+            elif waiter in self._waiting[lane]:
+                self._waiting[lane].remove(waiter)
+                self._waiting_bytes[lane] -= size
             raise
 
-    def _retry_after(self, lane: Lane) -> int:
-        """Seconds until the requests queued in ``lane`` are served, by its mean service time."""
+    def _admit(self, lane: Lane, size: int) -> None:
+        """Raise ``PoolFull`` when a request of ``size`` bytes may not wait in ``lane``."""
+        waiting = len(self._waiting[lane])
         workers = self.size + (self.reserved if lane == "small" else 0)
-        ahead = len(self._waiting[lane]) + 1
-        return max(1, math.ceil(self._service[lane] * ahead / workers))
+        expected = self._service[lane] * (waiting + 1) / workers
+        retry_after = max(1, math.ceil(expected))
+        if waiting >= self.max_waiting:
+            message = f"{waiting} {lane} requests are already waiting for a grading process"
+        elif (
+            self.max_waiting_bytes is not None
+            and waiting
+            and self._waiting_bytes[lane] + size > self.max_waiting_bytes
+        ):
+            message = (
+                f"{self._waiting_bytes[lane]} bytes of {lane} requests are already waiting for "
+                f"a grading process (at most {self.max_waiting_bytes})"
+            )
+        elif expected > self.timeout:
+            message = (
+                f"the {waiting} {lane} requests ahead would take about {expected:.0f} s, more "
+                f"than the {self.timeout:g} s a request may take"
+            )
+        else:
+            return
+        raise PoolFull(message, retry_after)
 
     def _check_startable(self, lane: Lane) -> None:
         """Raise when no worker that could take a request of ``lane`` runs or is starting."""
@@ -322,11 +352,12 @@ class WorkerPool:
             if not heads:
                 self._idle[worker.reserved].append(worker)
                 return
-            (_, future), lane = min(heads, key=lambda head: head[0][0])
+            waiter, lane = min(heads, key=lambda head: head[0].arrival)
             self._waiting[lane].popleft()
-            if not future.done():
+            self._waiting_bytes[lane] -= waiter.size
+            if not waiter.future.done():
                 self._busy.add(worker)
-                future.set_result(worker)
+                waiter.future.set_result(worker)
                 return
 
     def _retire(self, worker: _Worker) -> None:
@@ -340,8 +371,9 @@ class WorkerPool:
     def _fail_waiting(self, message: str, lanes: Sequence[Lane]) -> None:
         for lane in lanes:
             waiters = self._waiting[lane]
+            self._waiting_bytes[lane] = 0
             while waiters:
-                _, future = waiters.popleft()
+                future = waiters.popleft().future
                 if not future.done():
                     future.set_exception(RuntimeError(message))
 
