@@ -20,6 +20,7 @@ from test_serve_hostile import _address, _wait_closed
 from choicebox._modes import default_registry
 from choicebox.server import create_app
 from choicebox.server._app import (
+    INLINE_CHARS,
     INLINE_MAX_CHARS,
     SMALL_MAX_BYTES,
     NotInline,
@@ -52,8 +53,13 @@ def _lane(verifier: Verifier, row: dict[str, Any]) -> str:
 def test_only_rows_of_bounded_cost_are_graded_on_the_event_loop() -> None:
     verifier = Verifier(default_registry())
     assert _lane(verifier, _request()) == "inline"
-    just = _request("x" * (INLINE_MAX_CHARS - 200) + r" \boxed{C}", question="Q?")
+    limit = INLINE_CHARS["robust"]
+    just = _request("x" * (limit - 200) + r" \boxed{C}", question="Q?", grading_mode="robust")
     assert _lane(verifier, just) == "inline"
+    over = _request("x" * (limit + 1), grading_mode="robust")
+    assert _lane(verifier, over) == "small"
+    # The same output, in a mode that grades it at a third of the cost.
+    assert _lane(verifier, {**over, "grading_mode": "strict_single_letter_boxed"}) == "inline"
     # The issue's request: 660 boxes against a 2,450-character option, in 16 KiB.
     boxes = _request(
         r"\boxed{red}" * 660,
@@ -61,9 +67,11 @@ def test_only_rows_of_bounded_cost_are_graded_on_the_event_loop() -> None:
         grading_mode="lenient_boxed",
     )
     assert _lane(verifier, boxes) == "small"
-    assert _lane(verifier, _request("x" * (INLINE_MAX_CHARS + 1))) == "small"
+    long_output = _request("x" * (INLINE_CHARS["lenient_boxed"] + 1), grading_mode="lenient_boxed")
+    assert _lane(verifier, long_output) == "small"
     # Long options and questions count too, for a quarter of their characters.
-    assert _lane(verifier, _request(options=[{"A": _LONG_OPTION}, {"B": "b"}, {"C": "c"}])) == "small"
+    options = [{"A": _LONG_OPTION}, {"B": "b"}, {"C": "c"}]
+    assert _lane(verifier, _request(options=options, grading_mode="robust")) == "small"
     # Sample patterns may each run to the regex timeout: never inline, nor small.
     patterned = _request(template_metadata={"output_regex": r"Final: ([A-D])"})
     assert _lane(verifier, patterned) == "large"
@@ -72,6 +80,14 @@ def test_only_rows_of_bounded_cost_are_graded_on_the_event_loop() -> None:
     ruled = Verifier(default_registry((str(rules),)))
     assert _lane(ruled, _request(grading_mode="first_box")) == "large"
     assert _lane(Verifier(default_registry((str(rules),)), mode="first_box"), _request()) == "large"
+
+
+def test_every_built_in_mode_has_an_inline_bound() -> None:
+    """Each figure is that mode's worst rate measured (``serve_hostile.py --inline-survey``): a
+    new built-in mode needs its own."""
+    registry = default_registry()
+    assert set(INLINE_CHARS) == {name for name in registry.names() if registry.is_builtin(name)}
+    assert min(INLINE_CHARS.values()) == INLINE_MAX_CHARS
 
 
 def test_a_row_graded_inline_gets_the_reply_the_pool_gives() -> None:

@@ -16,10 +16,11 @@ aborts a whole collection on a 4xx. A 500 means a bug in choicebox, never bad in
 Grading is CPU-bound, and a hostile row can make one grading call slow (a sample regex that
 backtracks: a long C-level regex match holds the GIL, so a thread does not help). So the event
 loop grades only what it can bound: a ``/verify`` body of at most ``SMALL_MAX_BYTES`` whose row
-has no sample patterns, is graded in a built-in mode, and costs at most ``INLINE_MAX_CHARS``
-(its output's characters and a quarter of its options' and question's: grading is linear in
-them, at worst about 2 us an output character in ``robust``, so 3 ms). Reading the row to find
-that out costs about as much as decoding it. Everything else runs in a pool of worker
+has no sample patterns, is graded in a built-in mode, and costs at most its mode's
+``INLINE_CHARS`` (its output's characters and a quarter of its options' and question's: grading
+is linear in them, and each mode's figure is about 3 ms at its worst rate measured, 2 us an
+output character in ``robust``). Reading the row to find that out costs about as much as
+decoding it. Everything else runs in a pool of worker
 processes (``grade_workers``, default 2), so ``/health`` and the other requests are answered
 while a slow row is graded, in two lanes: *small* requests (bodies up to ``SMALL_MAX_BYTES``
 without sample patterns, in built-in modes: tens of milliseconds at worst) may use any worker and
@@ -99,6 +100,7 @@ __all__ = [
     "DEFAULT_MAX_QUEUE",
     "DEFAULT_SMALL_WORKERS",
     "DEFAULT_WORKER_MEMORY",
+    "INLINE_CHARS",
     "INLINE_MAX_CHARS",
     "MAX_DETAIL_CHARS",
     "MAX_DETAIL_PROBLEMS",
@@ -119,13 +121,21 @@ REPLY_FACTOR: Final = 2
 # Bodies up to this size without sample patterns, in built-in modes, are small requests: grading
 # is linear in them, tens of milliseconds at worst (robust, 16 KiB of answer statements).
 SMALL_MAX_BYTES: Final = 16 * 2**10
-# A small /verify costing at most this much (see Verifier.cost) is graded on the event loop: at
-# the worst rate measured, about 2 us an output character (robust on a run of "the answer is
-# (A)"; 0.9 us in the Gym modes), that is 3 ms (``benchmarks/serve_hostile.py --inline-survey``
-# times the costliest shapes at this bound), and a typical row costs a tenth of it. Nearly every
-# MMLU-Pro row is under it; a row over it goes to a grading process, which costs a hop of about
-# twice a typical row's grading.
-INLINE_MAX_CHARS: Final = 1_500
+# A small /verify whose cost (Verifier.cost) is at most its mode's figure here is graded on the
+# event loop: about 3 ms at the mode's worst rate measured, in ns an output character (the
+# costliest of 26 shapes of answer statements, boxes and lines; ``benchmarks/serve_hostile.py
+# --inline-survey`` times the costliest shapes at these bounds). A typical row costs a tenth of
+# that rate. A mode from a rule file is never graded inline (its regex steps may each run to
+# the regex timeout); a test holds that every built-in mode has a figure.
+INLINE_CHARS: Final[Mapping[str, int]] = {
+    "robust": 1_500,  # 1,925 ns ("## Final Answer" then a letter, line after line)
+    "lenient_answer_colon_md": 4_000,  # 710 ns ("Answer: red" lines)
+    "mmlu_pro": 4_500,  # 632 ns (stray capitals)
+    "lenient_boxed": 6_000,  # 460 ns (\boxed{A: red})
+    "strict_single_letter_boxed": 8_000,  # 322 ns (\boxed{A: red})
+    "lenient_answer_colon": 16_000,  # 51 ns (as many as a small body holds)
+}
+INLINE_MAX_CHARS: Final = min(INLINE_CHARS.values())
 # Reading the options and the question costs at most about a fifth of reading as many output
 # characters (an 8,000-character option against answer lines): they count for a quarter.
 SAMPLE_CHARS_PER_OUTPUT_CHAR: Final = 4
@@ -305,16 +315,25 @@ class Verifier:
         verdict = self.grader.grade_reading(job.reading, job.text)  # a text is its own response
         return output_row(job.row, verdict)
 
-    def cost(self, job: VerifyJob) -> int | None:
-        """What grading ``job`` costs, in characters of the output (see ``INLINE_MAX_CHARS``),
-        or ``None`` when it is not bounded that way: sample patterns (each may run to the regex
-        timeout) or a mode from a rule file (its regex steps likewise), whose cost no benchmark
-        here measured."""
+    def cost(self, job: VerifyJob) -> int:
+        """What grading ``job`` costs, in characters of its output: those, and a quarter of its
+        options' and question's (see ``INLINE_CHARS``)."""
         reading = job.reading
-        if reading.output_regex or not self.registry.is_builtin(self.mode or reading.grading_mode):
-            return None
         sample = sum(map(len, reading.options.values())) + len(reading.question)
         return len(job.text) + sample // SAMPLE_CHARS_PER_OUTPUT_CHAR
+
+    def lane(self, job: VerifyJob) -> Lane | None:
+        """Where ``job``, from a small body, is graded: ``None`` for the event loop (its cost is
+        within its mode's ``INLINE_CHARS``), else the pool's lane: ``large`` for sample
+        patterns (each may run to the regex timeout) and modes from rule files (their regex
+        steps likewise), whose cost no benchmark here measured."""
+        reading = job.reading
+        mode = self.mode or reading.grading_mode
+        if reading.output_regex or not self.registry.is_builtin(mode):
+            return "large"
+        if self.cost(job) > INLINE_CHARS.get(mode, INLINE_MAX_CHARS):
+            return "small"
+        return None
 
     def calibrated(self, row: Any) -> bool:
         """Whether ``row`` is graded in a built-in mode without sample patterns, so that its
@@ -358,7 +377,8 @@ class VerifyJob(NamedTuple):
 
 
 class NotInline(Exception):
-    """Grading this request here would cost more than ``INLINE_MAX_CHARS``: it goes to ``lane``."""
+    """Grading this request here would cost more than ``INLINE_CHARS`` allows: it goes to
+    ``lane``."""
 
     def __init__(self, lane: Lane) -> None:
         super().__init__(lane)
@@ -369,16 +389,14 @@ def verify_row(verifier: Verifier, row: Any, *, inline: bool = False) -> dict[st
     """Gym's verify response for ``row``: the verdict with Gym's failure fields, or, for a
     verify request whose task data is unusable, a masked response naming every problem (Gym
     aborts a collection on a 4xx); a body that is no verify request still raises. ``inline``
-    raises ``NotInline`` instead of grading a row that would cost more than
-    ``INLINE_MAX_CHARS`` (reading it costs little: the same order as decoding it)."""
+    raises ``NotInline`` instead of grading a row that would cost more than its mode's
+    ``INLINE_CHARS`` (reading it costs little: the same order as decoding it)."""
     try:
         job = verifier.read(row)
         if inline:
-            cost = verifier.cost(job)
-            if cost is None:
-                raise NotInline("large")
-            if cost > INLINE_MAX_CHARS:
-                raise NotInline("small")
+            lane = verifier.lane(job)
+            if lane is not None:
+                raise NotInline(lane)
         return gym_verify_response(verifier.grade(job))
     except ClientError as exc:
         if not exc.issues or request_problems(exc.issues):
@@ -501,8 +519,8 @@ def respond(
     """The status and JSON reply for the body of a request on one of ``GRADING_ROUTES``:
     decoding, grading and encoding, and every client error as its 4xx reply. No reply is longer
     than ``max_reply`` bytes: a request whose reply would be gets a 413 instead. ``inline``
-    (``verify`` only) raises ``NotInline`` instead of grading a row that costs more than
-    ``INLINE_MAX_CHARS``, so that the event loop grades only what is cheap."""
+    (``verify`` only) raises ``NotInline`` instead of grading a row that costs more than its
+    mode's ``INLINE_CHARS``, so that the event loop grades only what is cheap."""
     try:
         payload = _decode(body)
         if route == "verify":
