@@ -18,9 +18,9 @@ latency (the goal: p99 under 50 ms):
   option against many boxes or answer lines, robust on 16 KiB of answer statements), every
   body different (no cache helps); and, in this process, the most the event loop would be held
   by a /verify the server grades inline (``--inline-survey``);
-* case 4, starvation: 45 clients send /verify with 32 catastrophic sample patterns, back to
-  back, while a small /verify_batch is timed; then 45 clients send the same and leave at once,
-  and a request that needs a grading process is timed after them;
+* case 4, starvation: 45 clients (then 120) send /verify with 32 catastrophic sample patterns,
+  back to back, while a small /verify_batch is timed; then 45 clients send the same and leave
+  at once, and a request that needs a grading process is timed after them;
 * case 5, amplified and held replies: the reply to a 1.9 MiB /verify_batch of ``[0,0,...]``
   and to a 1.9 MiB /aggregate_metrics of long metric names, and six clients that ask for a
   large reply and never read it (server and grading processes' memory while they wait, and
@@ -530,13 +530,8 @@ def inline_survey() -> None:
     inline, for each costly shape cut to the largest body that the server still grades inline."""
     # Imported here: the server under test may run another checkout's code (PYTHONPATH).
     from choicebox._modes import default_registry
-    from choicebox.server._app import (
-        INLINE_CHARS,
-        SMALL_MAX_BYTES,
-        NotInline,
-        Verifier,
-        respond,
-    )
+    from choicebox.server._app import SMALL_MAX_BYTES
+    from choicebox.server._respond import INLINE_CHARS, NotInline, Verifier, respond
 
     verifier = Verifier(default_registry())
     print("== case 3, in process: the costliest /verify bodies still graded inline, per mode")
@@ -602,7 +597,16 @@ CATASTROPHIC = row(
 
 
 def case_4(server: Server, seconds: float) -> None:
-    print("== case 4: 45 clients send /verify with 32 catastrophic sample patterns, back to back")
+    for clients in (45, 120):
+        _starve(server, seconds, clients)
+    _leave(server)
+
+
+def _starve(server: Server, seconds: float, clients: int) -> None:
+    print(
+        f"== case 4: {clients} clients send /verify with 32 catastrophic sample patterns, "
+        "back to back"
+    )
     small_batch = json.dumps(
         {"requests": [json.loads(row(NORMAL_RESPONSE)) for _ in range(3)]}
     ).encode()
@@ -623,7 +627,7 @@ def case_4(server: Server, seconds: float) -> None:
     batches = threading.Thread(target=time_small_batches, daemon=True)
     with GoodClient(server) as good:
         batches.start()
-        results = hammer(server, 45, lambda: CATASTROPHIC, seconds, "/verify")
+        results = hammer(server, clients, lambda: CATASTROPHIC, seconds, "/verify")
         stop.set()
         batches.join()
     print(f"  hostile: {_statuses(results)}, each {_spread([t for _, t, _ in results])}")
@@ -631,6 +635,8 @@ def case_4(server: Server, seconds: float) -> None:
     print(f"  a 3-row /verify_batch meanwhile: {ok}/{len(statuses)} answered 200, {_spread(timed)}")
     print(f"  {good.summary()}")
 
+
+def _leave(server: Server) -> None:
     print("== case 4: 45 clients send the same and leave at once; then a request for the pool")
     for _ in range(45):
         sock = server.connect(5)

@@ -19,15 +19,15 @@ from test_serve_hostile import _address, _wait_closed
 
 from choicebox._modes import default_registry
 from choicebox.server import create_app
-from choicebox.server._app import (
+from choicebox.server._app import SMALL_MAX_BYTES
+from choicebox.server._pool import WorkerPool
+from choicebox.server._respond import (
     INLINE_CHARS,
     INLINE_MAX_CHARS,
-    SMALL_MAX_BYTES,
     NotInline,
     Verifier,
     respond,
 )
-from choicebox.server._pool import WorkerPool
 
 # A sample pattern that backtracks for minutes on this output (each pattern has 60 s here).
 _SLOW = _request(

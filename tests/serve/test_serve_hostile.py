@@ -26,15 +26,17 @@ from choicebox.server._app import (
     DEFAULT_MAX_QUEUE,
     DEFAULT_SMALL_WORKERS,
     DEFAULT_WORKER_MEMORY,
+    SMALL_MAX_BYTES,
+)
+from choicebox.server._http import DEFAULT_HEADER_TIMEOUT, DEFAULT_SEND_TIMEOUT
+from choicebox.server._respond import (
     MAX_DETAIL_CHARS,
     MAX_DETAIL_PROBLEMS,
     REPLY_FACTOR,
-    SMALL_MAX_BYTES,
     Verifier,
     bounded_detail,
     respond,
 )
-from choicebox.server._http import DEFAULT_HEADER_TIMEOUT, DEFAULT_SEND_TIMEOUT
 
 BIG = 6_000_000  # a bad value this long must not come back whole
 

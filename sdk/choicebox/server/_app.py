@@ -5,13 +5,14 @@ answers it with choicebox's verdict, so a Gym setup can point its agent here ins
 ``mcqa`` server. Rule files are read once, when the app is built; no route reads a file or a
 pattern from a path a client names.
 
-Requests are read and graded by the batch engine's ``Grader``, so the server accepts exactly the
-rows ``choicebox grade`` grades (a rollout without ``options`` included) and gives the same
-verdicts. Error contract: malformed JSON is 400, a body over the size limit 413, a body that
-decodes but is not a verify request 422 (``{"detail": ["message @ $.path", ...]}``). A verify
-request whose task data is unusable (bad options, a bad ``output_regex``, an unknown grading
-mode) is answered 200, masked, with the problems in ``failure_reason`` (``_protocol``): Gym
-aborts a whole collection on a 4xx. A 500 means a bug in choicebox, never bad input.
+Requests are read and graded by the batch engine's ``Grader`` (``_respond``, which a grading
+process runs too), so the server accepts exactly the rows ``choicebox grade`` grades (a rollout
+without ``options`` included) and gives the same verdicts. Error contract: malformed JSON is
+400, a body over the size limit 413, a body that decodes but is not a verify request 422
+(``{"detail": ["message @ $.path", ...]}``). A verify request whose task data is unusable (bad
+options, a bad ``output_regex``, an unknown grading mode) is answered 200, masked, with the
+problems in ``failure_reason`` (``_protocol``): Gym aborts a whole collection on a 4xx. A 500
+means a bug in choicebox, never bad input.
 
 Grading is CPU-bound, and a hostile row can make one grading call slow (a sample regex that
 backtracks: a long C-level regex match holds the GIL, so a thread does not help). So the event
@@ -20,23 +21,23 @@ has no sample patterns, is graded in a built-in mode, and costs at most its mode
 ``INLINE_CHARS`` (its output's characters and a quarter of its options' and question's: grading
 is linear in them, and each mode's figure is about 3 ms at its worst rate measured, 2 us an
 output character in ``robust``). Reading the row to find that out costs about as much as
-decoding it. Everything else runs in a pool of worker
-processes (``grade_workers``, default 2), so ``/health`` and the other requests are answered
-while a slow row is graded, in two lanes: *small* requests (bodies up to ``SMALL_MAX_BYTES``
-without sample patterns, in built-in modes: tens of milliseconds at worst) may use any worker and
-have ``small_workers`` (default 1) of their own, so they never queue behind expensive ones;
-*large* ones (batches and bodies past that size, sample patterns, modes from rule files) use the
-shared workers. Each lane queues at most ``max_queue`` requests (1,024: the connections NeMo
-Gym opens to a server) and ``QUEUED_BODIES`` bodies' worth of bytes, and no request that would
-wait longer than ``grade_timeout`` at the lane's recent pace: such a request gets a 503 with
-``Retry-After`` at once. A request not answered within ``grade_timeout`` seconds of asking (waiting
-included) gets a 503, and a worker still on it is replaced; a request whose client disconnects
-is dropped, from the queue or from its worker (which is replaced). No reply is longer than
-``max_reply_bytes`` (twice the body limit by default): a batch or a metrics request whose reply
-would be gets a 413. With ``grade_workers=0`` everything runs in this process: cheap requests
-inline, others in a thread (no isolation from a slow row, no lanes). Reading a body is bounded
-by ``body_timeout`` (408), and the detail of an error reply is bounded in size whatever the
-request held.
+decoding it. Everything else runs in a pool of grading processes (``grade_workers``, default
+2), so ``/health`` and the other requests are answered while a slow row is graded, in two
+lanes: *small* requests (bodies up to ``SMALL_MAX_BYTES`` without sample patterns, in built-in
+modes: tens of milliseconds at worst) may use any process and have ``small_workers`` (default
+1) of their own, so they never queue behind expensive ones; *large* ones (batches and bodies
+past that size, sample patterns, modes from rule files) use the shared processes. Each lane
+queues at most ``max_queue`` requests (1,024: the connections NeMo Gym opens to a server) and
+``QUEUED_BODIES`` bodies' worth of bytes, and no request that would wait longer than
+``grade_timeout`` at the lane's recent pace: such a request gets a 503 with ``Retry-After`` at
+once. A request not answered within ``grade_timeout`` seconds of asking (waiting included) gets
+a 503, and a process still on it is replaced; a request whose client disconnects is dropped,
+from the queue or from its process (which is replaced). A grading process holds at most
+``worker_memory`` bytes of data. No reply is longer than ``max_reply_bytes`` (twice the body
+limit by default): a batch or a metrics request whose reply would be gets a 413. With
+``grade_workers=0`` everything runs in this process: cheap requests inline, others in a thread
+(no isolation from a slow row, no lanes). Reading a body is bounded by ``body_timeout`` (408),
+and the detail of an error reply is bounded in size whatever the request held.
 """
 
 from __future__ import annotations
@@ -45,13 +46,12 @@ import asyncio
 import contextlib
 import functools
 import gc
-import json
 import logging
 import math
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -62,16 +62,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from choicebox._errors import MetricsError, WireFormatError
-from choicebox._modes import ModeRegistry, default_registry
-from choicebox._problems import Problem
-from choicebox._reader import RowReading
-from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
-from choicebox._rollout import response_text
-from choicebox._wire import DEFAULT_GRADING_MODE
-from choicebox.batch._engine import Grader
-from choicebox.metrics import MetricsAccumulator
-from choicebox.render import gym_verify_response, masked_response, output_row
+from choicebox._modes import default_registry
+from choicebox._regex import DEFAULT_TIMEOUT
 
 from ._pool import (
     DEFAULT_MAX_WAITING,
@@ -82,12 +74,24 @@ from ._pool import (
     WorkerPool,
     WorkerTimeout,
 )
-from ._pool import Handler as PoolHandler
 from ._protocol import (
     SessionCookie,
     close_session_reply,
-    request_problems,
     seed_session_reply,
+)
+from ._respond import (
+    DEFAULT_MAX_BODY_BYTES,
+    GRADING_ROUTES,
+    REPLY_FACTOR,
+    ClientError,
+    NotInline,
+    Verifier,
+    decode,
+    dumps,
+    error_body,
+    listed,
+    respond,
+    worker_handler,
 )
 
 __all__ = [
@@ -96,49 +100,19 @@ __all__ = [
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_GRADE_TIMEOUT",
     "DEFAULT_GRADE_WORKERS",
-    "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_QUEUE",
     "DEFAULT_SMALL_WORKERS",
     "DEFAULT_WORKER_MEMORY",
-    "INLINE_CHARS",
-    "INLINE_MAX_CHARS",
-    "MAX_DETAIL_CHARS",
-    "MAX_DETAIL_PROBLEMS",
-    "MAX_OUTPUT_REGEXES",
-    "REPLY_FACTOR",
     "SMALL_MAX_BYTES",
-    "Verifier",
     "app_from_env",
     "create_app",
 ]
 
 logger = logging.getLogger("choicebox.server")
 
-DEFAULT_MAX_BODY_BYTES: Final = 16 * 2**20
-# A reply may be this many times the body limit (``max_reply_bytes`` unless given): a verify
-# reply echoes its request, with about 1 KB of verdict.
-REPLY_FACTOR: Final = 2
 # Bodies up to this size without sample patterns, in built-in modes, are small requests: grading
 # is linear in them, tens of milliseconds at worst (robust, 16 KiB of answer statements).
 SMALL_MAX_BYTES: Final = 16 * 2**10
-# A small /verify whose cost (Verifier.cost) is at most its mode's figure here is graded on the
-# event loop: about 3 ms at the mode's worst rate measured, in ns an output character (the
-# costliest of 26 shapes of answer statements, boxes and lines; ``benchmarks/serve_hostile.py
-# --inline-survey`` times the costliest shapes at these bounds). A typical row costs a tenth of
-# that rate. A mode from a rule file is never graded inline (its regex steps may each run to
-# the regex timeout); a test holds that every built-in mode has a figure.
-INLINE_CHARS: Final[Mapping[str, int]] = {
-    "robust": 1_500,  # 1,925 ns ("## Final Answer" then a letter, line after line)
-    "lenient_answer_colon_md": 4_000,  # 710 ns ("Answer: red" lines)
-    "mmlu_pro": 4_500,  # 632 ns (stray capitals)
-    "lenient_boxed": 6_000,  # 460 ns (\boxed{A: red})
-    "strict_single_letter_boxed": 8_000,  # 322 ns (\boxed{A: red})
-    "lenient_answer_colon": 16_000,  # 51 ns (as many as a small body holds)
-}
-INLINE_MAX_CHARS: Final = min(INLINE_CHARS.values())
-# Reading the options and the question costs at most about a fifth of reading as many output
-# characters (an 8,000-character option against answer lines): they count for a quarter.
-SAMPLE_CHARS_PER_OUTPUT_CHAR: Final = 4
 DEFAULT_GRADE_WORKERS: Final = 2  # grading processes per server process
 DEFAULT_SMALL_WORKERS: Final = 1  # and the ones that take small requests only
 DEFAULT_MAX_QUEUE: Final = DEFAULT_MAX_WAITING  # requests a lane queues before a 503
@@ -148,100 +122,18 @@ QUEUED_BODIES: Final = 16  # and the bytes of bodies it queues, in bodies of the
 DEFAULT_WORKER_MEMORY: Final = 2**30
 DEFAULT_GRADE_TIMEOUT: Final = 30.0  # seconds a grading request may take: 32 regex timeouts fit
 DEFAULT_BODY_TIMEOUT: Final = 60.0  # seconds a client may take to send a body
-MAX_DETAIL_CHARS: Final = 1000  # an error reply's message is cut to about this many characters
-MAX_DETAIL_PROBLEMS: Final = 50  # and lists at most this many problems
-MAX_OUTPUT_REGEXES: Final = MAX_PATTERNS_PER_ROW  # the library-wide cap: 422 here, not skipped
 CONFIG_ENV: Final = "CHOICEBOX_SERVE_CONFIG"  # how `choicebox serve` hands options to workers
 # The ASGI scope extension by which a server says it ends a request whose body is late itself
 # (``{"seconds": s}``: ``choicebox serve``'s protocol answers 408 ``s`` seconds after the head).
 BODY_DEADLINE_EXTENSION: Final = "choicebox.body_deadline"
-TASK_KEY_FIELD: Final = "uuid"
 DEFAULT_SERVER_NAME: Final = "choicebox"
 _LIVENESS_PATHS: Final = ("/", "/healthz", "/livez", "/readyz")
 
 _JSON: Final = "application/json"
 
 
-class ClientError(Exception):
-    """A request the client got wrong: ``status`` and the ``detail`` to send back; ``issues``
-    are the coded problems behind a row's 422 (what decides whether it is masked instead)."""
-
-    def __init__(
-        self,
-        status: int,
-        detail: str | list[str],
-        *,
-        issues: Sequence[Problem] = (),
-        retry_after: int | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.issues = tuple(issues)
-        self.retry_after = retry_after  # seconds, for a 503's Retry-After header
-
-
-def _row_error(issues: Sequence[Problem]) -> ClientError:
-    """The 422 of a verify request whose row cannot be graded, listing every problem."""
-    return ClientError(422, [str(p) for p in issues], issues=issues)
-
-
-def _dumps(content: Any) -> bytes:
-    """``content`` as JSON. orjson refuses to write more than 254 levels of nesting, which
-    orjson itself reads (up to 1024); the standard library writes those, and a request too deep
-    even for it is the client's error."""
-    try:
-        return orjson.dumps(content)
-    except orjson.JSONEncodeError:
-        pass
-    try:
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
-    except (RecursionError, ValueError, TypeError):
-        raise ClientError(422, ["the request nests too deeply to be echoed back @ $"]) from None
-
-
 def _json(content: Any, status: int = 200) -> Response:
-    return Response(_dumps(content), status_code=status, media_type=_JSON)
-
-
-def _batch_body(results: list[dict[str, Any]]) -> bytes:
-    try:
-        return orjson.dumps({"responses": results})
-    except orjson.JSONEncodeError:  # some item nests too deeply: encode item by item
-        parts: list[bytes] = []
-        for index, item in enumerate(results):
-            try:
-                parts.append(_dumps(item))
-            except ClientError as exc:
-                parts.append(
-                    orjson.dumps({"error": exc.detail, "status": exc.status, "index": index})
-                )
-        return b'{"responses":[' + b",".join(parts) + b"]}"
-
-
-def bounded_detail(detail: str | list[str]) -> str | list[str]:
-    """``detail`` cut to what an error reply may carry: each message to about
-    ``MAX_DETAIL_CHARS`` characters (its start and its ``@ $.path`` end kept), and a list to
-    ``MAX_DETAIL_PROBLEMS`` messages and a count of the rest. A problem can quote the request
-    (a 6 MB bad value, a key as long as the body), and the reply must stay small."""
-    if isinstance(detail, str):
-        return _bounded_message(detail)
-    shown = [_bounded_message(problem) for problem in detail[:MAX_DETAIL_PROBLEMS]]
-    if len(detail) > MAX_DETAIL_PROBLEMS:
-        shown.append(f"... and {len(detail) - MAX_DETAIL_PROBLEMS} more problems")
-    return shown
-
-
-def _bounded_message(message: str) -> str:
-    if len(message) <= MAX_DETAIL_CHARS:
-        return message
-    keep = MAX_DETAIL_CHARS // 2
-    cut = len(message) - 2 * keep
-    return f"{message[:keep]}…[{cut} characters cut]…{message[-keep:]}"
-
-
-def _error_body(detail: str | list[str]) -> bytes:
-    return _dumps({"detail": bounded_detail(detail)})
+    return Response(dumps(content), status_code=status, media_type=_JSON)
 
 
 def _error(status: int, detail: str | list[str], retry_after: int | None = None) -> Response:
@@ -251,207 +143,7 @@ def _error(status: int, detail: str | list[str], retry_after: int | None = None)
         headers["connection"] = "close"
     if retry_after is not None:
         headers["retry-after"] = str(retry_after)
-    return Response(_error_body(detail), status_code=status, media_type=_JSON, headers=headers)
-
-
-class Verifier:
-    """Turns verify requests (decoded JSON) into verify responses: the batch engine's ``Grader``
-    reads and grades; this class only maps its outcomes to HTTP (422 detail lists, the cap on
-    sample patterns) and says what grading a request would cost."""
-
-    def __init__(
-        self,
-        registry: ModeRegistry,
-        *,
-        mode: str | None = None,
-        regex_timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.registry = registry
-        self.mode = mode
-        # The server's mode, when set, overrides every row's grading_mode (as Gym's config does).
-        self.grader = Grader(registry=registry, mode=mode, regex_timeout=regex_timeout)
-
-    def verify(self, row: Any) -> dict[str, Any]:
-        """The verify response for ``row``; raises ``ClientError`` for an invalid request."""
-        return self.grade(self.read(row))
-
-    def read(self, row: Any) -> VerifyJob:
-        """``row`` read and checked, ready to grade; raises ``ClientError`` for an invalid
-        request."""
-        if not isinstance(row, dict):
-            raise ClientError(422, [f"expected a JSON object, got {_kind(row)} @ $"])
-        reading = self.grader.read(row)
-        if isinstance(reading, list):
-            problems = list(reading)
-            response = row.get("response")
-            if response is not None:
-                # Report the response's problems with the others; when there are none, grading
-                # reads the response itself and an unreadable one comes back as invalid_output.
-                try:
-                    response_text(response)
-                except WireFormatError as exc:
-                    problems.extend(exc.issues)
-            raise _row_error(problems)
-        count = len(reading.output_regex)
-        if count > MAX_OUTPUT_REGEXES:
-            raise _row_error(
-                [
-                    Problem(
-                        "wrong_value",
-                        f"at most {MAX_OUTPUT_REGEXES} patterns are accepted, got {count}",
-                        "$.template_metadata.output_regex",
-                    )
-                ]
-            )
-        try:
-            text = response_text(row["response"])
-        except WireFormatError as exc:
-            # Not something a model wrote: the client sent a response that is no response.
-            raise _row_error(list(exc.issues)) from None
-        return VerifyJob(row, reading, text)
-
-    def grade(self, job: VerifyJob) -> dict[str, Any]:
-        """The verify response of a job ``read`` returned."""
-        verdict = self.grader.grade_reading(job.reading, job.text)  # a text is its own response
-        return output_row(job.row, verdict)
-
-    def cost(self, job: VerifyJob) -> int:
-        """What grading ``job`` costs, in characters of its output: those, and a quarter of its
-        options' and question's (see ``INLINE_CHARS``)."""
-        reading = job.reading
-        sample = sum(map(len, reading.options.values())) + len(reading.question)
-        return len(job.text) + sample // SAMPLE_CHARS_PER_OUTPUT_CHAR
-
-    def lane(self, job: VerifyJob) -> Lane | None:
-        """Where ``job``, from a small body, is graded: ``None`` for the event loop (its cost is
-        within its mode's ``INLINE_CHARS``), else the pool's lane: ``large`` for sample
-        patterns (each may run to the regex timeout) and modes from rule files (their regex
-        steps likewise), whose cost no benchmark here measured."""
-        reading = job.reading
-        mode = self.mode or reading.grading_mode
-        if reading.output_regex or not self.registry.is_builtin(mode):
-            return "large"
-        if self.cost(job) > INLINE_CHARS.get(mode, INLINE_MAX_CHARS):
-            return "small"
-        return None
-
-    def calibrated(self, row: Any) -> bool:
-        """Whether ``row`` is graded in a built-in mode without sample patterns, so that its
-        cost is linear in its characters (what makes a small body a small request)."""
-        if not isinstance(row, dict):
-            return True  # answered with an error
-        template = row.get("template_metadata")
-        if isinstance(template, dict) and template.get("output_regex"):
-            return False
-        name = self.mode or row.get("grading_mode") or DEFAULT_GRADING_MODE
-        # A mode that is no name, or an unknown one, is answered with its problem.
-        return name not in self.registry or self.registry.is_builtin(name)
-
-    def metrics(self, rows: Sequence[Any]) -> dict[str, Any]:
-        for i, row in enumerate(rows):
-            if not isinstance(row, dict):
-                raise ClientError(
-                    422, [f"expected a JSON object, got {_kind(row)} @ $.verify_responses[{i}]"]
-                )
-        # Gym 0.7.0's whole reply: every numeric field's statistics (reward components and
-        # response.usage included), per task and per repeat, masked rows as coverage.
-        metrics = MetricsAccumulator(profile=True)
-        try:
-            metrics.add_rows(rows, task_key_field=TASK_KEY_FIELD)
-            document = metrics.document(accuracy_ci=False)
-        except MetricsError as exc:
-            raise ClientError(422, [f"{exc} @ $.verify_responses"]) from None
-        except (TypeError, ValueError) as exc:  # a row whose fields have the wrong types
-            raise ClientError(
-                422, [f"invalid verify response: {exc} @ $.verify_responses"]
-            ) from None
-        return document.gym_response()
-
-
-class VerifyJob(NamedTuple):
-    """A verify request read and checked: the row, its reading and the text to grade."""
-
-    row: dict[str, Any]
-    reading: RowReading
-    text: str
-
-
-class NotInline(Exception):
-    """Grading this request here would cost more than ``INLINE_CHARS`` allows: it goes to
-    ``lane``."""
-
-    def __init__(self, lane: Lane) -> None:
-        super().__init__(lane)
-        self.lane = lane
-
-
-def verify_row(verifier: Verifier, row: Any, *, inline: bool = False) -> dict[str, Any]:
-    """Gym's verify response for ``row``: the verdict with Gym's failure fields, or, for a
-    verify request whose task data is unusable, a masked response naming every problem (Gym
-    aborts a collection on a 4xx); a body that is no verify request still raises. ``inline``
-    raises ``NotInline`` instead of grading a row that would cost more than its mode's
-    ``INLINE_CHARS`` (reading it costs little: the same order as decoding it)."""
-    try:
-        job = verifier.read(row)
-        if inline:
-            lane = verifier.lane(job)
-            if lane is not None:
-                raise NotInline(lane)
-        return gym_verify_response(verifier.grade(job))
-    except ClientError as exc:
-        if not exc.issues or request_problems(exc.issues):
-            raise
-        # The row is echoed as every verify response echoes it; the problems are bounded as an
-        # error reply's are, since one may quote a huge value.
-        return masked_response(row, bounded_detail(exc.detail))
-
-
-def verify_rows(verifier: Verifier, rows: Sequence[Any]) -> list[dict[str, Any]]:
-    """:func:`verify_row` of each row, in order; a row that is no verify request gets an error
-    entry ``{"error", "status", "index"}`` instead."""
-    return [_batch_item(verifier, index, row) for index, row in enumerate(rows)]
-
-
-def _batch_item(verifier: Verifier, index: int, row: Any) -> dict[str, Any]:
-    try:
-        return verify_row(verifier, row)
-    except ClientError as exc:
-        return {"error": bounded_detail(exc.detail), "status": exc.status, "index": index}
-
-
-def _batch_reply(verifier: Verifier, rows: Sequence[Any], max_reply: int) -> bytes:
-    """The ``/verify_batch`` reply, encoded row by row and given up as soon as it would pass
-    ``max_reply`` bytes (a 413 naming the row), so neither grading nor the reply's memory goes
-    past the bound whatever the rows are (a 1.9 MiB batch of ``0`` asked for a 77 MiB reply).
-    Each row's JSON is copied into one buffer at once: orjson gives even a short reply a
-    buffer of about 4 KB, so a list of them would hold 50 times the reply."""
-    out = bytearray(_BATCH_OPEN)
-    for index, row in enumerate(rows):
-        item = _batch_item(verifier, index, row)
-        try:
-            part = _dumps(item)
-        except ClientError as exc:  # an item that nests too deeply to be echoed
-            part = orjson.dumps({"error": exc.detail, "status": exc.status, "index": index})
-        if len(out) + len(part) + len(_BATCH_CLOSE) + 1 > max_reply:
-            raise ClientError(
-                413,
-                f"the reply would be larger than the limit of {max_reply} bytes: it passed it "
-                f"at row {index} of {len(rows)}; send fewer rows per request @ $.requests",
-            )
-        if index:
-            out += b","
-        out += part
-    out += _BATCH_CLOSE
-    return bytes(out)
-
-
-_BATCH_OPEN: Final = b'{"responses":['
-_BATCH_CLOSE: Final = b"]}"
-
-
-def _kind(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
-    return names.get(type(value), "number")
+    return Response(error_body(detail), status_code=status, media_type=_JSON, headers=headers)
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -500,101 +192,6 @@ class _Server(Starlette):
             await lane(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
-
-
-# --- one grading request, without HTTP: what a worker process runs ---------------------------
-
-# The routes whose work is grading (or metrics over many rows), done by ``respond``.
-GRADING_ROUTES: Final = ("verify", "verify_batch", "aggregate_metrics")
-
-
-def respond(
-    verifier: Verifier,
-    route: str,
-    body: bytes,
-    *,
-    max_reply: int = DEFAULT_MAX_BODY_BYTES * REPLY_FACTOR,
-    inline: bool = False,
-) -> tuple[int, bytes]:
-    """The status and JSON reply for the body of a request on one of ``GRADING_ROUTES``:
-    decoding, grading and encoding, and every client error as its 4xx reply. No reply is longer
-    than ``max_reply`` bytes: a request whose reply would be gets a 413 instead. ``inline``
-    (``verify`` only) raises ``NotInline`` instead of grading a row that costs more than its
-    mode's ``INLINE_CHARS``, so that the event loop grades only what is cheap."""
-    try:
-        payload = _decode(body)
-        if route == "verify":
-            reply = _dumps(verify_row(verifier, payload, inline=inline))
-        elif route == "verify_batch":
-            reply = _batch_reply(verifier, _listed(payload, "requests"), max_reply)
-        elif route == "aggregate_metrics":
-            reply = _dumps(verifier.metrics(_listed(payload, "verify_responses")))
-        else:
-            raise ValueError(f"not a grading route: {route!r}")
-        if len(reply) > max_reply:
-            raise ClientError(
-                413,
-                f"the reply would be {len(reply)} bytes, more than the limit of {max_reply}: "
-                "send fewer rows per request @ $",
-            )
-        return 200, reply
-    except ClientError as exc:
-        return exc.status, _error_body(exc.detail)
-    except (NotInline, MemoryError):
-        raise  # a grading process that runs out of memory is replaced (``_pool``)
-    except Exception as exc:
-        if _out_of_memory(exc):
-            raise MemoryError from exc
-        logger.exception("unexpected error on POST /%s", route)
-        return 500, _error_body("internal server error")
-
-
-def _decode(body: bytes) -> Any:
-    if not body.strip():
-        raise ClientError(400, "malformed JSON: the body is empty")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        if str(exc).startswith(_ORJSON_OUT_OF_MEMORY):
-            raise MemoryError(str(exc)) from exc  # no fault of the JSON's
-        raise ClientError(400, f"malformed JSON: {exc}") from None
-
-
-# How orjson says that it could not allocate its buffer (it raises a JSONDecodeError).
-_ORJSON_OUT_OF_MEMORY: Final = "Not enough memory"
-
-
-def _out_of_memory(exc: BaseException) -> bool:
-    """Whether ``exc`` comes of a ``MemoryError`` (C extensions wrap it: orjson in a
-    ``SystemError``)."""
-    seen: BaseException | None = exc
-    for _ in range(8):
-        if seen is None:
-            return False
-        if isinstance(seen, MemoryError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def _listed(payload: Any, key: str) -> list[Any]:
-    if isinstance(payload, list):
-        return payload
-    if isinstance(payload, dict) and isinstance(payload.get(key), list):
-        return list(payload[key])
-    if isinstance(payload, dict) and key in payload:
-        raise ClientError(422, [f"expected an array, got {_kind(payload[key])} @ $.{key}"])
-    raise ClientError(422, [f'expected {{"{key}": [...]}} or an array @ $.{key}'])
-
-
-def _worker_handler(
-    mode: str | None, rules_dirs: tuple[str, ...], regex_timeout: float, max_reply: int
-) -> PoolHandler:
-    """A grading worker's handler: its own ``Verifier``, built once in the worker process."""
-    verifier = Verifier(default_registry(rules_dirs), mode=mode, regex_timeout=regex_timeout)
-    gc.collect()
-    gc.freeze()  # as in app_from_env: what is loaded now stays out of the collector's way
-    return functools.partial(respond, verifier, max_reply=max_reply)
 
 
 async def until_disconnected(work: Awaitable[T], receive: Receive) -> T:
@@ -655,7 +252,7 @@ def create_app(
     pool: WorkerPool | None = None
     if grade_workers > 0:
         factory = functools.partial(
-            _worker_handler, mode, tuple(str(d) for d in rules_dirs), regex_timeout, max_reply
+            worker_handler, mode, tuple(str(d) for d in rules_dirs), regex_timeout, max_reply
         )
         pool = WorkerPool(
             factory,
@@ -716,7 +313,7 @@ def create_app(
             return "large"
         if route == "verify_batch" and b"grading_mode" in body and verifier.mode is None:
             try:  # 16 KiB at most: tens of microseconds
-                rows = _listed(_decode(body), "requests")
+                rows = listed(decode(body), "requests")
             except ClientError:
                 return "small"  # answered with its error
             if not all(map(verifier.calibrated, rows)):
@@ -800,7 +397,7 @@ def create_app(
         if length == "0":
             return None
         body = await read_body(length, request.scope, request.receive)
-        return _decode(body) if body.strip() else None
+        return decode(body) if body.strip() else None
 
     cookie = SessionCookie(server_name)
 
