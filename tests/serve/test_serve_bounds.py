@@ -14,9 +14,11 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 from test_serve import _request, _response, _start
 from test_serve_hostile import _address, _wait_closed
 
+from choicebox import _modes
 from choicebox._modes import default_registry
 from choicebox.server import create_app
 from choicebox.server._app import SMALL_MAX_BYTES
@@ -294,3 +296,30 @@ def test_a_client_that_reads_gets_all_of_a_large_reply() -> None:
         assert len(reply.json()["responses"]) == 600
     finally:
         server.close()
+
+
+def test_every_mode_is_built_before_the_first_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mode is built on first use (robust in about 150 ms): the served app builds them all at
+    start-up, so no first request spends that on the event loop."""
+    rules = tmp_path / "rules"  # a registry of its own, built by no other test
+    rules.mkdir()
+    good = Path(__file__).parents[1] / "fixtures" / "rules" / "good" / "first_box.yaml"
+    (rules / "first_box.yaml").write_text(good.read_text())
+    app = create_app(grade_workers=0, rules_dirs=(rules,))
+
+    def no_building(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a mode was built during a request")
+
+    async def scenario() -> None:
+        async with app.router.lifespan_context(app):  # what uvicorn runs before serving
+            monkeypatch.setattr(_modes, "parse_mode", no_building)
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://app") as client:
+                for mode in ("robust", "mmlu_pro", "first_box"):
+                    reply = await client.post("/verify", json=_request(grading_mode=mode))
+                    assert reply.status_code == 200
+                    assert reply.json()["grading_mode"] == mode
+
+    asyncio.run(scenario())

@@ -428,6 +428,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        verifier.warm()  # before the first request, not in it
         if pool is not None:
             # Serve once the graders are up: a worker that cannot start stops the server here.
             await pool.ready()
@@ -475,8 +476,10 @@ def app_from_env() -> Starlette:
         body_timeout=float(config.get("body_timeout", DEFAULT_BODY_TIMEOUT)),
         server_name=str(config.get("server_name", DEFAULT_SERVER_NAME)),
     )
-    # This process only serves: move everything loaded so far (modules, rule files, compiled
-    # patterns) out of the collector's way, so full collections stay short under load.
+    # This process only serves: build every mode, then move everything loaded so far (modules,
+    # rule files, compiled patterns) out of the collector's way, so full collections stay short
+    # under load.
+    app.state.verifier.warm()
     gc.collect()
     gc.freeze()
     return app
