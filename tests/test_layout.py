@@ -38,13 +38,19 @@ KNOWN_CIRCLES: set[frozenset[str]] = set()
 INTERNAL_EXCEPTIONS = {
     # The verify server's "the client got the request wrong": every route is wrapped by
     # server._app._guarded, which turns it into the 4xx reply; choicebox.server does not export it.
-    "choicebox.server._app.ClientError",
+    "choicebox.server._respond.ClientError",
+    # A /verify the event loop should not grade: the app sends it to a grading process instead.
+    "choicebox.server._respond.NotInline",
     # A pattern ran out of time: every caller (regex steps, scoring, audit) catches it and reports
     # a regex_timeout verdict or finding instead.
     "choicebox._regex.RegexTimeout",
     # A grading process ran past its deadline or died: the app answers those requests with a 503.
     "choicebox.server._pool.WorkerCrashed",
     "choicebox.server._pool.WorkerTimeout",
+    # A lane of the pool is full, or a request needed more memory than a grading process may
+    # have: the app answers those with a 503 (with Retry-After) and a 413.
+    "choicebox.server._pool.PoolFull",
+    "choicebox.server._pool.WorkerOutOfMemory",
 }
 
 

@@ -16,11 +16,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 __all__ = [
+    "OptionTexts",
     "ambiguous_letters",
     "canonical_number",
     "fold_letters",
     "localise_letters",
+    "match_option_text",
     "normalise_option_text",
+    "normalised_option",
 ]
 
 # Letters of other scripts that answer formats use for A-D (as NeMo Gym's reference maps them).
@@ -169,6 +172,45 @@ def ambiguous_letters(payload: str, allowed: Collection[str]) -> tuple[str, ...]
     return tuple(listed)
 
 
+class OptionTexts(dict[str, str]):
+    """A sample's options (letter to text) that remember each text normalised.
+
+    An output is compared with the options once per box, answer line or payload it holds, and
+    ``normalise_option_text`` caches only short texts: a long option was normalised again for
+    every box (an 8,000-character option and 546 ``\\boxed{A: red}`` in a 16 KiB request: 2 s).
+    A grading context holds its options as one of these, so each text is normalised at most
+    once per output and way of normalising. The memo is keyed by the text itself, so a changed
+    option is never read stale; it lives as long as the mapping (one output's grading).
+    """
+
+    __slots__ = ("_normalised",)
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        super().__init__(options)
+        self._normalised: dict[tuple[str, bool, bool], str] = {}
+
+    def normalised(self, text: str, punctuation: bool, numeric: bool) -> str:
+        """``normalise_option_text(text, ...)``, computed once for this sample."""
+        key = (text, punctuation, numeric)
+        out = self._normalised.get(key)
+        if out is None:
+            out = self._normalised[key] = normalise_option_text(
+                text, punctuation=punctuation, numeric=numeric
+            )
+        return out
+
+
+def normalised_option(
+    options: Mapping[str, str], letter: str, *, punctuation: bool = False, numeric: bool = False
+) -> str:
+    """Option ``letter``'s text through ``normalise_option_text``, once per sample when
+    ``options`` is an ``OptionTexts``."""
+    text = options[letter]
+    if isinstance(options, OptionTexts):
+        return options.normalised(text, punctuation, numeric)
+    return normalise_option_text(text, punctuation=punctuation, numeric=numeric)
+
+
 def match_option_text(
     text: str,
     options: Mapping[str, str],
@@ -179,6 +221,7 @@ def match_option_text(
     """The one letter whose option text equals ``text`` after normalisation, else ``None``.
 
     Two options with the same normalised text make the answer ambiguous, so neither is returned.
+    With ``options`` an ``OptionTexts``, each option is normalised once however often it is asked.
     """
     wanted = normalise_option_text(text, punctuation=punctuation, numeric=numeric)
     if not wanted:
@@ -191,7 +234,7 @@ def match_option_text(
         # is not normalised at all. Most options of a long output are skipped this way.
         if len(option) < size and option.isascii() and _DIGIT_RE.search(option) is None:
             continue
-        if normalise_option_text(option, punctuation=punctuation, numeric=numeric) == wanted:
+        if normalised_option(options, letter, punctuation=punctuation, numeric=numeric) == wanted:
             hits.append(letter)
     return hits[0] if len(hits) == 1 else None
 

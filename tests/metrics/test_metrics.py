@@ -18,6 +18,7 @@ from choicebox.metrics import (
     ConfidenceInterval,
     MetricsAccumulator,
     MetricsError,
+    _profile,
     aggregate_metrics,
     bootstrap_ci,
     category_breakdown,
@@ -755,3 +756,30 @@ def test_category_intervals_resample_the_rewards_in_arrival_order() -> None:
         ci.ci_lower,
         ci.ci_upper,
     )
+
+
+def test_the_reward_profile_reads_each_value_a_bounded_number_of_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tasks that each have a column of their own: every task's statistics used to read every
+    column of the frame (2,000 such rows of a 78 KB /aggregate_metrics body took 9.5 s)."""
+    read: list[int] = []
+    column = _profile._Column
+
+    def counted(present: Any, rows: int) -> Any:
+        read.append(len(present))
+        return column(present, rows)
+
+    monkeypatch.setattr(_profile, "_Column", counted)
+    tasks = 300
+    rows = [
+        {"reward": 1.0, "uuid": f"t{i}", f"c{i}": 1, "_ng_rollout_index": i % 3}
+        for i in range(tasks)
+    ]
+    metrics = MetricsAccumulator(profile=True)
+    metrics.add_rows(rows, task_key_field="uuid")
+    metrics.document(accuracy_ci=False)
+    # Each row's two numbers, once per task group and once over all rows (and never a column
+    # a group lacks).
+    assert len(read) <= 4 * tasks + 10
+    assert all(read)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from choicebox import MCQASample, default_registry, grade, grade_text
+from choicebox import MCQASample, _letters, default_registry, grade, grade_text
 from choicebox._letters import canonical_number, normalise_option_text
 from choicebox.testing import mcqa_sample
 
@@ -149,3 +149,29 @@ def test_mmlu_pro_reads_what_the_papers_code_reads(text: str) -> None:
 def test_mmlu_pro_calls_a_letter_outside_the_options_no_answer() -> None:
     verdict = grade(mcqa_sample(), "The answer is (J). The answer is (B).", mode="mmlu_pro")
     assert (verdict.extracted_answer, verdict.failure) == (None, "not_an_option")
+
+
+# ------------------------------------------------------------------------------ per-sample work once
+
+_LONG_OPTION = "é" + "a ," * 2700  # over the 256 characters normalise_option_text caches
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("piece", [r"\boxed{A: red}", r"\boxed{A} or \boxed{red} ", "Answer: red\n"])
+def test_a_long_option_is_normalised_once_per_output(
+    mode: str, piece: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """However many boxes or answer lines are compared with it (issue 24.3: 546 boxes each
+    normalised an 8,000-character option again, 2 s in a 16 KiB request)."""
+    seen: list[str] = []
+    normalise = _letters._normalise
+
+    def spy(text: str, punctuation: bool, numeric: bool) -> str:
+        seen.append(text)
+        return normalise(text, punctuation, numeric)
+
+    monkeypatch.setattr(_letters, "_normalise", spy)
+    options = {"A": _LONG_OPTION, "B": "green", "C": "blue", "D": "1000"}
+    grade_text(piece * 500, options, "A", default_registry().get(mode))
+    # One per way of normalising (punctuation kept or not, numbers canonical or not).
+    assert seen.count(_LONG_OPTION) <= 4

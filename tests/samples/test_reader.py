@@ -26,7 +26,7 @@ from choicebox._reader import RowReading, read_mcqa_row, read_multiple_choice_ro
 from choicebox.audit import Audit, audit_row
 from choicebox.audit._checks import regex_reads
 from choicebox.batch import Grader
-from choicebox.server._app import ClientError, Verifier
+from choicebox.server._respond import ClientError, Verifier
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rollouts.jsonl"

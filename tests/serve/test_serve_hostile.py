@@ -23,14 +23,20 @@ from choicebox.server._app import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_GRADE_TIMEOUT,
     DEFAULT_GRADE_WORKERS,
+    DEFAULT_MAX_QUEUE,
+    DEFAULT_SMALL_WORKERS,
+    DEFAULT_WORKER_MEMORY,
+    SMALL_MAX_BYTES,
+)
+from choicebox.server._http import DEFAULT_HEADER_TIMEOUT, DEFAULT_SEND_TIMEOUT
+from choicebox.server._respond import (
     MAX_DETAIL_CHARS,
     MAX_DETAIL_PROBLEMS,
-    POOL_INLINE_MAX_BYTES,
+    REPLY_FACTOR,
     Verifier,
     bounded_detail,
     respond,
 )
-from choicebox.server._http import DEFAULT_HEADER_TIMEOUT
 
 BIG = 6_000_000  # a bad value this long must not come back whole
 
@@ -124,13 +130,13 @@ def test_grading_past_the_deadline_is_503_and_other_requests_go_on(strict_server
 
 
 def test_small_bodies_are_graded_inline_while_the_only_worker_is_busy() -> None:
-    """A verify body up to POOL_INLINE_MAX_BYTES without sample regexes never waits for a
+    """A verify body up to SMALL_MAX_BYTES without sample regexes never waits for a
     grading process: with the one worker held by a slow sample regex, it is still answered."""
     slow = _request(
         template_metadata={"output_regex": "(a+)+$"}, response=_response("a" * 50_000 + "!")
     )
     small = _request(r"\boxed{C}")
-    assert len(orjson.dumps(small)) <= POOL_INLINE_MAX_BYTES
+    assert len(orjson.dumps(small)) <= SMALL_MAX_BYTES
     server = _start("--grade-workers", "1", "--grade-timeout", "4", "--regex-timeout", "30")
     base = next(server)
     try:
@@ -537,6 +543,11 @@ def test_serve_help_states_the_defaults_in_force() -> None:
     assert f"(default {DEFAULT_GRADE_TIMEOUT:g})" in helps["grade_timeout"]
     assert f"(default {DEFAULT_HEADER_TIMEOUT:g})" in helps["header_timeout"]
     assert f"(default {DEFAULT_BODY_TIMEOUT:g})" in helps["body_timeout"]
+    assert f"(default {DEFAULT_SMALL_WORKERS})" in helps["small_workers"]
+    assert f"(default {DEFAULT_MAX_QUEUE})" in helps["max_queue"]
+    assert f"(default {DEFAULT_SEND_TIMEOUT:g})" in helps["send_timeout"]
+    assert f"(default {DEFAULT_WORKER_MEMORY // 2**30} GiB)" in helps["worker_memory"]
+    assert f"default {'twice' if REPLY_FACTOR == 2 else REPLY_FACTOR}" in helps["max_reply_bytes"]
 
 
 def test_past_the_concurrency_limit_new_requests_get_503() -> None:

@@ -14,7 +14,14 @@ from typing import TypeVar
 
 import pytest
 
-from choicebox.server._pool import Handler, WorkerCrashed, WorkerPool, WorkerTimeout
+from choicebox.server._pool import (
+    Handler,
+    PoolFull,
+    WorkerCrashed,
+    WorkerOutOfMemory,
+    WorkerPool,
+    WorkerTimeout,
+)
 
 # A stdlib `re` match that backtracks for seconds in one C call, holding the GIL throughout: the
 # kind of call that freezes an event loop even from a worker thread.
@@ -36,10 +43,18 @@ def _handle(route: str, body: bytes) -> tuple[int, bytes]:
         os.kill(os.getpid(), signal.SIGKILL)
     if route == "pid":
         return 200, str(os.getpid()).encode()
+    if route == "alloc":  # hold this many MB at once
+        held = [bytearray(2**20) for _ in range(int(body))]
+        return 200, str(len(held)).encode()
     return 404, b""
 
 
 def _factory() -> Handler:
+    return _handle
+
+
+def _slow_factory() -> Handler:
+    time.sleep(1)  # a replacement is ready a second after its predecessor was killed
     return _handle
 
 
@@ -53,9 +68,21 @@ def _run(
     size: int = 2,
     timeout: float = 30.0,
     factory: Callable[[], Handler] = _factory,
+    reserved: int = 0,
+    max_waiting: int = 64,
+    max_waiting_bytes: int | None = None,
+    memory_limit: int | None = None,
 ) -> T:
     async def main() -> T:
-        pool = WorkerPool(factory, size=size, timeout=timeout)
+        pool = WorkerPool(
+            factory,
+            size=size,
+            timeout=timeout,
+            reserved=reserved,
+            max_waiting=max_waiting,
+            max_waiting_bytes=max_waiting_bytes,
+            memory_limit=memory_limit,
+        )
         try:
             return await scenario(pool)
         finally:
@@ -177,3 +204,178 @@ def test_a_closed_pool_refuses_work() -> None:
 def test_pool_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least one worker"):
         WorkerPool(functools.partial(_factory), size=0, timeout=1)
+
+
+# --- lanes, queues and the deadline -----------------------------------------------------------
+
+
+async def _queued(pool: WorkerPool, lane: str, count: int) -> None:
+    """Until ``count`` requests of ``lane`` wait (they are queued by tasks already started)."""
+    for _ in range(1000):
+        if pool.waiting(lane) == count:  # type: ignore[arg-type]
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{pool.waiting(lane)} {lane} requests wait, not {count}")  # type: ignore[arg-type]
+
+
+def test_a_full_lane_refuses_the_next_request_at_once() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        busy = asyncio.create_task(pool.run("sleep", b"0.5"))
+        waiting = [asyncio.create_task(pool.run("echo", str(i).encode())) for i in range(2)]
+        await _queued(pool, "large", 2)
+        with pytest.raises(PoolFull, match="2 large requests are already waiting") as refused:
+            await pool.run("echo", b"one too many")
+        assert refused.value.retry_after >= 1
+        # The queued ones are still served, in order.
+        assert [await task for task in waiting] == [(200, b"0"), (200, b"1")]
+        assert await busy == (200, b"slept")
+        assert await pool.run("echo", b"room again") == (200, b"room again")
+
+    _run(scenario, size=1, max_waiting=2)
+
+
+def test_time_spent_waiting_counts_in_the_deadline() -> None:
+    """The second request asks at once and waits 0.7 s: its 1 s are over 0.3 s into its own
+    0.6 s of work (without the wait counted it would have been answered)."""
+
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        first = asyncio.create_task(pool.run("sleep", b"0.7"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(WorkerTimeout, match=r"no answer within 1 s") as late:
+            await pool.run("sleep", b"0.6")
+        assert not late.value.waited
+        assert await first == (200, b"slept")
+
+    _run(scenario, size=1, timeout=1.0)
+
+
+def test_a_request_that_waits_out_its_deadline_says_so() -> None:
+    """The holder is killed at its deadline, and its replacement takes a second to start: the
+    request behind it has no worker before its own deadline."""
+
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        holder = asyncio.create_task(pool.run("sleep", b"5"))
+        await asyncio.sleep(0.05)
+        with pytest.raises(WorkerTimeout, match="no grading process was free within") as late:
+            await pool.run("echo", b"never taken")
+        assert late.value.waited
+        with pytest.raises(WorkerTimeout):
+            await holder
+
+    _run(scenario, size=1, timeout=0.5, factory=_slow_factory)
+
+
+def test_a_cancelled_request_leaves_the_queue() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        busy = asyncio.create_task(pool.run("sleep", b"0.5"))
+        gone = asyncio.create_task(pool.run("echo", b"gone"))
+        await _queued(pool, "large", 1)
+        gone.cancel()
+        await asyncio.gather(gone, return_exceptions=True)
+        assert pool.waiting("large") == 0
+        # Its place is free: with one place in all, this one would be refused otherwise.
+        assert await pool.run("echo", b"next") == (200, b"next")
+        await busy
+
+    _run(scenario, size=1, max_waiting=1)
+
+
+def test_a_request_cancelled_in_its_worker_is_dropped_and_the_worker_replaced() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        _, before = await pool.run("pid", b"")
+        gone = asyncio.create_task(pool.run("sleep", b"600"))
+        await asyncio.sleep(0.2)
+        gone.cancel()
+        await asyncio.gather(gone, return_exceptions=True)
+        # Answered by a new process, not after the ten minutes the old one would have slept.
+        status, after = await asyncio.wait_for(pool.run("pid", b""), 60)
+        assert status == 200
+        assert after != before
+
+    _run(scenario, size=1)
+
+
+def test_small_requests_do_not_wait_behind_large_ones() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        large = [asyncio.create_task(pool.run("sleep", b"1")) for _ in range(2)]
+        await _queued(pool, "large", 1)  # the shared worker has the first, the second waits
+        for i in range(5):
+            assert await pool.run("echo", str(i).encode(), lane="small") == (200, str(i).encode())
+        assert not any(task.done() for task in large)  # answered by the reserved worker
+        assert pool.waiting("large") == 1  # which takes no large request
+        assert [await task for task in large] == [(200, b"slept")] * 2
+
+    _run(scenario, size=1, reserved=1)
+
+
+def test_a_shared_worker_takes_small_requests_too() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        pids = {(await pool.run("pid", b"", lane="small"))[1] for _ in range(2)}
+        held = asyncio.create_task(pool.run("sleep", b"1", lane="small"))
+        await asyncio.sleep(0.1)
+        pids.add((await pool.run("pid", b"", lane="small"))[1])  # the other worker
+        assert len(pids) == 2
+        await held
+
+    _run(scenario, size=1, reserved=1)
+
+
+def test_a_request_past_the_memory_limit_gets_out_of_memory_and_a_new_worker() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        _, before = await pool.run("pid", b"")
+        assert await pool.run("alloc", b"20") == (200, b"20")
+        with pytest.raises(WorkerOutOfMemory, match="more than the 314572800 bytes"):
+            await pool.run("alloc", b"1000")  # a gigabyte at once
+        status, after = await pool.run("pid", b"")
+        assert (status, after != before) == (200, True)
+        assert await pool.run("alloc", b"20") == (200, b"20")
+
+    _run(scenario, size=1, memory_limit=300 * 2**20)
+
+
+def test_a_lane_queues_a_bounded_number_of_bytes() -> None:
+    async def scenario(pool: WorkerPool) -> None:
+        await pool.ready()
+        busy = asyncio.create_task(pool.run("sleep", b"0.5"))
+        queued = asyncio.create_task(pool.run("echo", b"x" * 60))
+        await _queued(pool, "large", 1)
+        with pytest.raises(PoolFull, match=r"60 bytes of large requests are already waiting"):
+            await pool.run("echo", b"y" * 60)
+        assert await queued == (200, b"x" * 60)
+        await busy
+
+    _run(scenario, size=1, max_waiting_bytes=100)
+
+
+def test_a_request_that_would_wait_past_the_deadline_is_refused_at_once() -> None:
+    """Requests of 0.4 s each, one worker and 1 s a request: the fourth one queued would wait
+    about 1.3 s, so it is refused instead of timing out in the queue."""
+
+    async def scenario(pool: WorkerPool) -> None:
+        for _ in range(8):  # the lane learns its pace
+            await pool.run("sleep", b"0.4")
+        holder = asyncio.create_task(pool.run("sleep", b"0.9"))
+        queued: list[asyncio.Task[tuple[int, bytes]]] = []
+        refused: PoolFull | None = None
+        while refused is None and len(queued) < 6:
+            task = asyncio.create_task(pool.run("sleep", b"0.4"))
+            await asyncio.sleep(0.02)
+            if task.done() and isinstance(task.exception(), PoolFull):
+                refused = task.exception()  # type: ignore[assignment]
+            else:
+                queued.append(task)
+        assert refused is not None, "six requests queued"
+        assert "would take about" in str(refused)
+        assert refused.retry_after >= 1
+        assert 2 <= len(queued) <= 4
+        for task in [holder, *queued]:
+            task.cancel()
+        await asyncio.gather(holder, *queued, return_exceptions=True)
+
+    _run(scenario, size=1, timeout=1.0)

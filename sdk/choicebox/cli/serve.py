@@ -21,11 +21,16 @@ DEFAULT_LIMIT_CONCURRENCY: Final = 2048
 # Options handed to the app (and its protocol) through the environment, as given.
 _APP_OPTIONS: Final = (
     "max_body_bytes",
+    "max_reply_bytes",
     "regex_timeout",
     "grade_workers",
+    "small_workers",
+    "max_queue",
+    "worker_memory",
     "grade_timeout",
     "body_timeout",
     "header_timeout",
+    "send_timeout",
 )
 
 
@@ -86,6 +91,16 @@ def register(commands: Any) -> None:
         help="largest request body accepted, in bytes (default 16 MiB)",
     )
     parser.add_argument(
+        "--max-reply-bytes",
+        type=positive_int,
+        default=None,
+        metavar="B",
+        help=(
+            "largest reply sent, in bytes (default twice --max-body-bytes); a batch or metrics "
+            "request whose reply would be larger gets a 413"
+        ),
+    )
+    parser.add_argument(
         "--regex-timeout",
         type=_positive_float,
         default=None,
@@ -103,11 +118,44 @@ def register(commands: Any) -> None:
         ),
     )
     parser.add_argument(
+        "--small-workers",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help=(
+            "more grading processes that take small requests only (default 1), so they never "
+            "queue behind expensive ones"
+        ),
+    )
+    parser.add_argument(
+        "--max-queue",
+        type=_non_negative_int,
+        default=None,
+        metavar="N",
+        help=(
+            "requests each lane (small, large) queues for a grading process before the next "
+            "gets a 503 with Retry-After (default 1024)"
+        ),
+    )
+    parser.add_argument(
+        "--worker-memory",
+        type=positive_int,
+        default=None,
+        metavar="B",
+        help=(
+            "bytes of data a grading process may use (default 1 GiB); a request that needs "
+            "more gets a 413 and the process is replaced"
+        ),
+    )
+    parser.add_argument(
         "--grade-timeout",
         type=_positive_float,
         default=None,
         metavar="SECONDS",
-        help="a request still grading after this long gets a 503 (default 30)",
+        help=(
+            "a request not answered this long after it asked for a grading process, waiting "
+            "included, gets a 503 (default 30)"
+        ),
     )
     parser.add_argument(
         "--header-timeout",
@@ -122,6 +170,15 @@ def register(commands: Any) -> None:
         default=None,
         metavar="SECONDS",
         help="time a client has to send a request's body (default 60)",
+    )
+    parser.add_argument(
+        "--send-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help=(
+            "a client that takes nothing of its reply for this long is disconnected (default 30)"
+        ),
     )
     parser.add_argument(
         "--limit-concurrency",

@@ -22,7 +22,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, TypeAlias, TypeVar
 import attrs
 
 from choicebox._errors import StepKindError
-from choicebox._letters import fold_letters
+from choicebox._letters import OptionTexts, fold_letters
 from choicebox._regex import DEFAULT_TIMEOUT
 from choicebox.find._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox.find._features import SampleFeatures, features_of
@@ -149,7 +149,9 @@ class Context:
         question: str = "",
     ) -> None:
         self.text = text
-        self.options = options
+        # Each option's text is normalised once for this output, however many boxes, lines and
+        # payloads are compared with it.
+        self.options = options if isinstance(options, OptionTexts) else OptionTexts(options)
         self.regex_timeout = regex_timeout
         # The row's regex budget: every pattern of the row (a mode's regex steps and the sample's
         # own) draws on it, so a rule file of many catastrophic patterns costs a row at most

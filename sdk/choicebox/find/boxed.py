@@ -12,6 +12,7 @@ import attrs
 from choicebox._letters import (
     match_option_text,
     normalise_option_text,
+    normalised_option,
 )
 from choicebox.find._boxed import Box, BoxReading
 from choicebox.find._payload import read_at
@@ -287,13 +288,13 @@ class BoxedOptionText:
             return None
         wanted = normalise_option_text(raw)
         hits = []
-        for letter, option in context.options.items():
-            norm = normalise_option_text(option)
+        for letter in context.options:
+            norm = normalised_option(context.options, letter)
             if norm and _word_bounded(norm).search(wanted):
                 hits.append(letter)
         # An option whose text is part of a longer matching option (PCR in "Reverse
         # transcription PCR") is not a separate candidate.
-        texts = {letter: normalise_option_text(context.options[letter]) for letter in hits}
+        texts = {letter: normalised_option(context.options, letter) for letter in hits}
         hits = [h for h in hits if not any(h != o and texts[h] in texts[o] for o in hits)]
         if len(hits) == 1:
             return Extraction(hits[0], position=box.start, detail="option text contained in a box")

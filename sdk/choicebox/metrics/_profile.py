@@ -209,20 +209,33 @@ class _Column:
 
     __slots__ = ("complete", "values")
 
-    def __init__(self, raw: Sequence[Number | None]) -> None:
-        present = [v for v in raw if v is not None]
+    def __init__(self, present: Sequence[Number], rows: int) -> None:
         self.values = _floats(present)
-        self.complete = len(present) == len(raw)
+        self.complete = len(present) == rows
 
 
-def _describe(
-    rows: Sequence[_Rollout], columns: Sequence[str], int_columns: frozenset[str]
-) -> dict[str, Number]:
+def _present(rows: Sequence[_Rollout], order: Mapping[str, int]) -> dict[str, list[Number]]:
+    """Each column that ``rows`` have, in frame order, with its values in row order: one pass
+    over the rows, whatever the number of columns of the frame (a frame of many tasks, each
+    with a column of its own, made every task read every column)."""
+    present: dict[str, list[Number]] = {}
+    for r in rows:
+        for name, value in r.numbers.items():
+            values = present.get(name)
+            if values is None:
+                present[name] = [value]
+            else:
+                values.append(value)
+    return {name: present[name] for name in sorted(present, key=order.__getitem__)}
+
+
+def _describe(rows: Sequence[_Rollout], order: Mapping[str, int], ints: bool) -> dict[str, Number]:
     """``RewardProfiler.describe_dataframe`` of ``rows``: mean/max/min/median/std per column,
-    stat by stat; missing (NaN) results left out, as ``calculate_metrics_single_df`` does."""
-    data = {name: _Column([r.numbers.get(name) for r in rows]) for name in columns}
-    # df.max() over columns that are all int64 stays int64; one float column makes it float64.
-    ints = all(name in int_columns for name in columns)
+    stat by stat; missing (NaN) results left out, as ``calculate_metrics_single_df`` does.
+    ``order`` numbers the frame's columns; ``ints`` says whether all of them are int64 (then
+    ``df.max()`` stays int64; one float column makes it float64). A column that ``rows`` lack
+    gives nothing (its statistics are NaN), so only the ones they have are read."""
+    data = {name: _Column(values, len(rows)) for name, values in _present(rows, order).items()}
     stds = {name: _std(col.values) for name, col in data.items()}
     if all(math.isnan(s) for s in stds.values()):
         # "Std is more interpretable using 0 rather than NaN": columns with no gaps get 0.
@@ -329,31 +342,35 @@ class GymProfile:
 
     # --- results --------------------------------------------------------------------------
 
-    def _frame(self) -> tuple[list[_Rollout], list[str], frozenset[str]]:
+    def _frame(self) -> tuple[list[_Rollout], dict[str, int], bool]:
+        """The rows in order, the columns numbered in the order they first appear, and whether
+        every column is int64 (an int in every row)."""
         rows = sorted(self._rows, key=lambda r: (_task_order(r.task), r.rollout))
-        columns = list(dict.fromkeys(name for r in rows for name in r.numbers))
-        int_columns = frozenset(
-            name
-            for name in columns
-            if all(type(r.numbers.get(name)) is int for r in rows)
-        )
-        return rows, columns, int_columns
+        order: dict[str, int] = {}
+        ints: dict[str, int] = {}  # rows with an int in the column
+        for r in rows:
+            for name, value in r.numbers.items():
+                order.setdefault(name, len(order))
+                if type(value) is int:
+                    ints[name] = ints.get(name, 0) + 1
+        all_ints = all(ints.get(name, 0) == len(rows) for name in order)
+        return rows, order, all_ints
 
     def describe(self) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
         """``(group_level_metrics, agent statistics, repeat_level_metrics)``; the agent
         statistics include the ``*_across_repeats`` keys."""
         if not self._rows:
             return [], {}, []
-        rows, columns, int_columns = self._frame()
-        groups = self._groups(rows, columns, int_columns)
-        agent: dict[str, Any] = _describe(rows, columns, int_columns)
-        repeats = self._repeats(rows, columns)
+        rows, order, ints = self._frame()
+        groups = self._groups(rows, order, ints)
+        agent: dict[str, Any] = _describe(rows, order, ints)
+        repeats = self._repeats(rows)
         agent.update(_across_repeats(repeats))
         return groups, agent, repeats
 
     @staticmethod
     def _groups(
-        rows: Sequence[_Rollout], columns: Sequence[str], int_columns: frozenset[str]
+        rows: Sequence[_Rollout], order: Mapping[str, int], ints: bool
     ) -> list[dict[str, Any]]:
         by_task: dict[int | str, list[_Rollout]] = {}
         for r in rows:
@@ -361,7 +378,7 @@ class GymProfile:
         out = []
         for task, members in by_task.items():
             entry: dict[str, Any] = _task_fields(task)
-            entry.update(_describe(members, columns, int_columns))
+            entry.update(_describe(members, order, ints))
             n = len(members)
             entry["sample"] = dict(_SAMPLE)
             entry["num_rollouts"] = n
@@ -373,7 +390,7 @@ class GymProfile:
         return out
 
     @staticmethod
-    def _repeats(rows: Sequence[_Rollout], columns: Sequence[str]) -> list[dict[str, Any]]:
+    def _repeats(rows: Sequence[_Rollout]) -> list[dict[str, Any]]:
         """Per rollout index, statistics over the tasks; only with more than one index."""
         by_rollout: dict[int, list[_Rollout]] = {}
         for r in rows:
@@ -381,7 +398,6 @@ class GymProfile:
         if len(by_rollout) < 2:
             return []
         total_tasks = len({r.task for r in rows})
-        ordered = sorted(columns)  # pandas' Index.difference sorts the column names
         out = []
         for rollout in sorted(by_rollout):
             members = by_rollout[rollout]
@@ -391,10 +407,14 @@ class GymProfile:
                 "sample_count": present,
                 "missing_count": total_tasks - present,
             }
-            for name in ordered:
-                values = _floats([v for r in members if (v := r.numbers.get(name)) is not None])
-                if values.size:
-                    entry.update(_summary(values, name))
+            # pandas' Index.difference sorts the column names; a column no member has gives
+            # nothing.
+            columns: dict[str, list[Number]] = {}
+            for r in members:
+                for name, value in r.numbers.items():
+                    columns.setdefault(name, []).append(value)
+            for name in sorted(columns):
+                entry.update(_summary(_floats(columns[name]), name))
             out.append(entry)
         return out
 

@@ -9,10 +9,15 @@ head of any size. ``GuardedHttpToolsProtocol`` adds, per connection:
   the connection opens, or after the first byte of each later request on it;
 * a body deadline: the body must be complete ``body_timeout`` seconds after its head (the
   scope's ``choicebox.body_deadline`` extension says so, and the app sets no timer of its own);
-* a head bound: a head over ``max_header_bytes`` gets ``431`` and the connection is closed.
+* a head bound: a head over ``max_header_bytes`` gets ``431`` and the connection is closed;
+* a send deadline: a client that takes nothing of its reply for ``send_timeout`` seconds while
+  the reply waits in the transport's buffer (past its high-water mark) is disconnected, and the
+  buffer dropped, so a client that never reads does not hold a reply's memory (nginx's
+  ``send_timeout``: the time between two reads, not the time of the whole reply).
 
-On a deadline the server answers ``408`` (unless the app has begun its response, or no byte of a
-request came) and closes the connection. Grading time is not covered: the app bounds it. The
+On a head or body deadline the server answers ``408`` (unless the app has begun its response, or
+no byte of a request came) and closes the connection. Grading time is not covered: the app
+bounds it. The
 limits come from ``$CHOICEBOX_SERVE_CONFIG``, as the app's options do, because uvicorn builds the
 protocol itself, in every worker process.
 """
@@ -33,25 +38,29 @@ from ._app import BODY_DEADLINE_EXTENSION, CONFIG_ENV, DEFAULT_BODY_TIMEOUT
 __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_MAX_HEADER_BYTES",
+    "DEFAULT_SEND_TIMEOUT",
     "ConnectionLimits",
     "GuardedHttpToolsProtocol",
 ]
 
 DEFAULT_HEADER_TIMEOUT: Final = 10.0
 DEFAULT_MAX_HEADER_BYTES: Final = 64 * 2**10
+DEFAULT_SEND_TIMEOUT: Final = 30.0
 
 
 @attrs.frozen(kw_only=True)
 class ConnectionLimits:
-    """How long a client may take to send a request's head and body, and how large the head is."""
+    """How long a client may take to send a request's head and body, how large the head is,
+    and how long a client may leave its reply unread."""
 
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    send_timeout: float = DEFAULT_SEND_TIMEOUT
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> ConnectionLimits:
-        names = ("header_timeout", "body_timeout", "max_header_bytes")
+        names = ("header_timeout", "body_timeout", "max_header_bytes", "send_timeout")
         return cls(**{name: config[name] for name in names if config.get(name) is not None})
 
 
@@ -78,6 +87,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_body = False  # between a request's head and the end of its body
         self._ends = 0  # heads and bodies completed on this connection
         self._head_bytes = 0  # bytes received towards the current head
+        self._send_deadline: asyncio.TimerHandle | None = None  # armed while writing is paused
+        self._unsent = 0  # the buffered reply's size when the send deadline was armed
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._writes = _CoalescedWrites(transport, self.loop)
@@ -125,8 +136,32 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._writes.flush()
         super().eof_received()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._arm_send()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
+            self._send_deadline = None
+
+    def _arm_send(self) -> None:
+        self._unsent = self.transport.get_write_buffer_size()
+        self._send_deadline = self.loop.call_later(self._limits.send_timeout, self._send_expired)
+
+    def _send_expired(self) -> None:
+        self._send_deadline = None
+        if self.transport.get_write_buffer_size() < self._unsent:
+            self._arm_send()  # the client took some of it: it has as long again for the rest
+            return
+        self.transport.abort()  # drops the buffered reply; uvicorn sees a disconnect
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
+            self._send_deadline = None
         self._writes.discard()  # nothing can be sent now; a flush still to come finds nothing
         super().connection_lost(exc)
 
