@@ -16,7 +16,7 @@ from typing import Final
 
 from ._errors import WireFormatError
 from ._modes import GradingMode, ModeRegistry, default_registry
-from ._regex import DEFAULT_TIMEOUT, IGNORECASE, MAX_PATTERNS_PER_ROW
+from ._regex import DEFAULT_TIMEOUT, IGNORECASE, too_many_patterns
 from ._rollout import ModelOutput, response_text
 from ._samples import MCQASample
 from .find import Context, Extraction, FailureKind, run_patterns
@@ -261,13 +261,11 @@ def grade_text(
     kept: Extraction | None = None
 
     # The sample's own regexes come first, as NeMo Gym's server does; a hit is final.
-    if len(output_regex) > MAX_PATTERNS_PER_ROW:
+    too_many = too_many_patterns(output_regex)
+    if too_many is not None:
         # Row data: like an invalid pattern, recorded and skipped (all of them, so no prefix of
         # the list decides), and the mode's chain grades.
-        detail = (
-            f"output_regex has {len(output_regex)} patterns, more than the "
-            f"{MAX_PATTERNS_PER_ROW} a sample may have; none of them ran"
-        )
+        detail = f"{too_many}; none of them ran"
         errors.append(detail)
         kept = Extraction(None, failure="invalid_regex", detail=detail, final=False)
     elif output_regex:
@@ -314,7 +312,7 @@ def template_regex_letter(
     """The letter a sample's own ``output_regex`` patterns read from ``text``, exactly as
     grading reads them before the mode's chain (``None``: they read none, or there are more
     than ``MAX_PATTERNS_PER_ROW`` of them, which grading refuses to run)."""
-    if len(patterns) > MAX_PATTERNS_PER_ROW:
+    if too_many_patterns(patterns) is not None:
         return None
     found = _template_reading(patterns, Context(text, options))
     return found.letter if found is not None else None

@@ -28,7 +28,7 @@ from __future__ import annotations
 import collections
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -53,6 +53,7 @@ __all__ = [
     "compile_pattern",
     "pattern_problem",
     "pattern_size",
+    "too_many_patterns",
 ]
 
 DEFAULT_TIMEOUT: Final = 0.25  # seconds for one pattern over one output
@@ -176,6 +177,16 @@ def flags_from_names(names: Iterable[str]) -> int:
 
 
 # --- measuring a pattern before it is compiled ---------------------------------------------------
+
+
+def too_many_patterns(patterns: Sequence[str]) -> str | None:
+    """Why a row's patterns may not run: more than ``MAX_PATTERNS_PER_ROW`` of them (``None``
+    when they may). The one check every entry point makes; each says what follows from it
+    (grading records it, runs none of them and grades with the mode's chain; the server answers
+    422, since the client can send fewer)."""
+    if len(patterns) > MAX_PATTERNS_PER_ROW:
+        return f"output_regex has {len(patterns)} patterns, more than the {MAX_PATTERNS_PER_ROW} a sample may have"
+    return None
 
 
 def pattern_problem(source: str) -> str | None:

@@ -24,7 +24,7 @@ from choicebox._errors import MetricsError, WireFormatError
 from choicebox._modes import ModeRegistry, default_registry
 from choicebox._problems import Problem
 from choicebox._reader import RowReading
-from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW
+from choicebox._regex import DEFAULT_TIMEOUT, MAX_PATTERNS_PER_ROW, too_many_patterns
 from choicebox._rollout import response_text
 from choicebox._wire import DEFAULT_GRADING_MODE
 from choicebox.batch._engine import Grader
@@ -197,17 +197,9 @@ class Verifier:
                 except WireFormatError as exc:
                     problems.extend(exc.issues)
             raise _row_error(problems)
-        count = len(reading.output_regex)
-        if count > MAX_OUTPUT_REGEXES:
-            raise _row_error(
-                [
-                    Problem(
-                        "wrong_value",
-                        f"at most {MAX_OUTPUT_REGEXES} patterns are accepted, got {count}",
-                        "$.template_metadata.output_regex",
-                    )
-                ]
-            )
+        too_many = too_many_patterns(reading.output_regex)
+        if too_many is not None:
+            raise _row_error([Problem("wrong_value", too_many, "$.template_metadata.output_regex")])
         try:
             text = response_text(row["response"])
         except WireFormatError as exc:
