@@ -11,7 +11,7 @@ from typing import Any, Final
 import orjson
 
 from choicebox._errors import ChoiceboxError
-from choicebox.cli._args import add_rules_dir, positive_int
+from choicebox.cli._args import add_rules_dir, nonnegative_int, positive_float, positive_int
 
 __all__ = ["register"]
 
@@ -41,26 +41,6 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"not a port number: {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
     return value
 
 
@@ -102,14 +82,14 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--regex-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="time bound for one pattern over one output (default 0.25)",
     )
     parser.add_argument(
         "--grade-workers",
-        type=_non_negative_int,
+        type=nonnegative_int,
         default=None,
         metavar="N",
         help=(
@@ -119,7 +99,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--small-workers",
-        type=_non_negative_int,
+        type=nonnegative_int,
         default=None,
         metavar="N",
         help=(
@@ -129,7 +109,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--max-queue",
-        type=_non_negative_int,
+        type=nonnegative_int,
         default=None,
         metavar="N",
         help=(
@@ -149,7 +129,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--grade-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help=(
@@ -159,21 +139,21 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--header-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="time a client has to send a request's line and headers (default 10)",
     )
     parser.add_argument(
         "--body-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help="time a client has to send a request's body (default 60)",
     )
     parser.add_argument(
         "--send-timeout",
-        type=_positive_float,
+        type=positive_float,
         default=None,
         metavar="SECONDS",
         help=(
@@ -207,7 +187,7 @@ def register(commands: Any) -> None:
     judge.add_argument("--judge-model", metavar="M", help="the judge model's name (required with --judge-url)")
     judge.add_argument("--judge-api", choices=("chat", "responses"), default=None, help="chat (default) or responses")
     judge.add_argument(
-        "--judge-deadline", type=_positive_float, default=None, metavar="SECONDS",
+        "--judge-deadline", type=positive_float, default=None, metavar="SECONDS",
         help="how long a flagged /verify waits for the judge (default 10)",
     )  # fmt: skip
     parser.add_argument(
