@@ -336,17 +336,22 @@ def _reply_part(metrics: dict[str, Any]) -> dict[str, Any]:
     return {key: metrics.get(key, [] if key.endswith("level_metrics") else {}) for key in keys}
 
 
-def _is_component_key(key: str) -> bool:
-    return any(name in key.split("/") for name in COMPONENTS)
+# What choicebox's verify responses carry beyond Gym's that Gym's own profiler counts as a number:
+# the reward components and the judge flag (a bool, whose mean is the share of flagged rows).
+OWN_NUMERIC_FIELDS = (*COMPONENTS, "needs_judge")
+
+
+def _is_own_numeric_key(key: str) -> bool:
+    return any(name in key.split("/") for name in OWN_NUMERIC_FIELDS)
 
 
 def _assert_gym_keys_hold(gym: Any, ours: Any, path: str) -> None:
     """Every key of Gym's, with Gym's value (t bounds to 1e-12); ours may add only the
-    statistics of choicebox's reward components."""
+    statistics of choicebox's own numeric fields (``OWN_NUMERIC_FIELDS``)."""
     if isinstance(gym, dict):
         assert isinstance(ours, dict), path
         extra = [k for k in ours if k not in gym]
-        assert all(_is_component_key(k) for k in extra), (path, extra)
+        assert all(_is_own_numeric_key(k) for k in extra), (path, extra)
         for key, value in gym.items():
             assert key in ours, f"{path}.{key} missing"
             _assert_gym_keys_hold(value, ours[key], f"{path}.{key}")
