@@ -200,7 +200,7 @@ NEGATIVE_PAYLOADS: dict[str, Callable[[str, str], str]] = {
 
 
 # Several letters judged together: "(B) or (D) is the correct answer."
-VERDICT_JOINS: tuple[str, ...] = (" or ", " and ", ", ", "/")
+VERDICT_JOINS: tuple[str, ...] = (" or ", " and ", ", ", "/", " | ", "; ")
 
 
 def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> Iterator[Composition]:

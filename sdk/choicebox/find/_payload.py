@@ -28,6 +28,7 @@ from choicebox._letters import ambiguous_letters, localise_letters, match_option
 from ._citation import OptionWords, citation_after, citation_before
 
 __all__ = [
+    "LETTER_SEPARATORS",
     "Payload",
     "PayloadKind",
     "PayloadReading",
@@ -201,9 +202,11 @@ _PRE: Final = re.compile(
 _TOKEN: Final = re.compile(
     r"(?P<o>[(\[{])?[ \t]*+(?P<L>[A-Za-z])[ \t]*(?P<c>[)\]}])?(?![A-Za-z0-9'’])"
 )
-# Between listed letters: "(A) or (B)", "A/B", "B, E, F", "A and C".
+# What separates listed letters: "(A) or (B)", "A/B", "B, E, F", "A and C", "A | B". One list,
+# for letters read after a cue (``_SEP``) and before a verdict (``statements.OptionVerdict``).
+LETTER_SEPARATORS: Final = r",|/|&|;|\+|\||\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b"
 _SEP: Final = re.compile(
-    r"[*_$\s]*+(?:,|/|&|;|\+|\||\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b)[*_$\s]*+"
+    rf"[*_$\s]*+(?:{LETTER_SEPARATORS})[*_$\s]*+"
     r"(?:(?:or|and|also|maybe|possibly|perhaps|either)\b[*_$\s]*+)?(?:options?\s++|choices?\s++)?",
     re.IGNORECASE,
 )

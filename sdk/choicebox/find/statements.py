@@ -20,7 +20,13 @@ from typing import Final
 import attrs
 
 from choicebox.find._citation import text_ending_at
-from choicebox.find._payload import BRACKETED_LETTER, MAX_PAYLOAD, PayloadReading, read_at
+from choicebox.find._payload import (
+    BRACKETED_LETTER,
+    LETTER_SEPARATORS,
+    MAX_PAYLOAD,
+    PayloadReading,
+    read_at,
+)
 
 from ._api import (
     Candidate,
@@ -372,7 +378,8 @@ _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
 )
 # Letters listed before the judged one: "(A) or (B) is correct", "Either A, C or D is the answer".
 _LISTED_BEFORE: Final = re.compile(
-    r"(?:(?:\b(?i:option|choice)[ \t]++)?[*_]*+[(\[]?\b[A-Z]\b[)\]]?[*_]*+[ \t]*+(?:,|/|&|\bor\b|\band\b|\bnor\b)[ \t]*+[*_]*+)++$"
+    r"(?:(?:\b(?i:option|choice)[ \t]++)?[*_]*+[(\[]?\b[A-Z]\b[)\]]?[*_]*+[ \t]*+"
+    rf"(?i:{LETTER_SEPARATORS})[ \t]*+[*_]*+)++$"
 )
 _LISTED_LETTER: Final = re.compile(r"\b[A-Z]\b")
 _JUDGED: Final = re.compile(
