@@ -26,7 +26,7 @@ import orjson
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
-__all__ = ["FoundObject", "last_json_object", "schema_problem", "schema_problems"]
+__all__ = ["FoundObject", "compiled_schema", "last_json_object", "schema_problem", "schema_problems"]
 
 # Failed decodes may scan, in all, this many characters per character of text (plus a floor):
 # a real response fails a few short decodes ("{x}" in LaTeX); an adversarial one stops here.
@@ -135,10 +135,17 @@ def schema_problem(schema: object) -> str | None:
     return None
 
 
-def schema_problems(instance: dict[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """What is wrong with ``instance`` under ``schema`` (a schema ``schema_problem`` accepts), as
-    ``message @ $.path`` lines, the first few by position; empty when it is valid."""
-    validator = _validator(_canonical(schema))
+def compiled_schema(schema: Mapping[str, Any]) -> Validator:
+    """The validator of ``schema`` (a schema ``schema_problem`` accepts), built once per schema:
+    a step holds it, so that grading a row serialises no schema."""
+    return _validator(_canonical(schema))
+
+
+def schema_problems(instance: dict[str, Any], schema: Mapping[str, Any] | Validator) -> list[str]:
+    """What is wrong with ``instance`` under ``schema`` (a schema ``schema_problem`` accepts, or
+    its ``compiled_schema``), as ``message @ $.path`` lines, the first few by position; empty
+    when it is valid."""
+    validator = compiled_schema(schema) if isinstance(schema, Mapping) else schema
     errors = sorted(validator.iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
     return [f"{error.message} @ {_path(error.absolute_path)}" for error in errors[:_SHOWN_PROBLEMS]]
 

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from choicebox._errors import ParameterError
-from choicebox._json import last_json_object, schema_problem, schema_problems
+from choicebox._json import compiled_schema, last_json_object, schema_problem, schema_problems
 from choicebox._letters import match_option_text
 from choicebox.find._payload import read_payload
 
@@ -59,6 +59,12 @@ class JsonAnswer:
     schema: Mapping[str, Any] = attrs.field(converter=_frozen_schema, validator=_check_schema, hash=False)
     key: str = attrs.field(default="answer", validator=_check_key)
     payload: Leniency = "strict"
+    # The schema's validator (a ``jsonschema`` Validator), built once; typed Any because the
+    # registry resolves the field types at run time and jsonschema is imported only on use.
+    _compiled: Any = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_compiled", compiled_schema(self.schema))
 
     def __call__(self, context: Context) -> Extraction | None:
         if "{" not in context.text:
@@ -66,7 +72,7 @@ class JsonAnswer:
         found = last_json_object(context.text)
         if found is None:
             return None
-        problems = schema_problems(found.value, self.schema)
+        problems = schema_problems(found.value, self._compiled)
         if problems:
             return Extraction(
                 None, failure="no_answer", position=found.start, final=False,
