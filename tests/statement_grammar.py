@@ -93,6 +93,11 @@ PAYLOADS: dict[str, Callable[[str, str], str]] = {
     "\\boxed{L}": lambda letter, text: f"\\boxed{{{letter}}}",
 }
 
+# The option's text alone, no letter (rule 5), after the cues that announce an answer: not after a
+# bare concluding word ("Therefore, statement 2 is correct." is prose that may repeat an option).
+TEXT_PAYLOADS: dict[str, Callable[[str, str], str]] = {"text": lambda letter, text: text}
+TEXT_CUES: tuple[str, ...] = tuple(cue for cue in CUES if cue not in ("Therefore,", "So,"))
+
 # What stands before a statement, and after it.
 BEFORES: dict[str, str] = {
     "nothing": "",
@@ -169,6 +174,10 @@ def statements(letter: str) -> Iterator[tuple[tuple[str, ...], str]]:
     for cue, layout, (name, form) in itertools.product(CUES, LAYOUTS, PAYLOADS.items()):
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
     for cue, layout, (name, form) in itertools.product(HEADINGS, HEADING_LAYOUTS, PAYLOADS.items()):
+        yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
+    for cue, layout, (name, form) in itertools.product(TEXT_CUES, LAYOUTS, TEXT_PAYLOADS.items()):
+        yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
+    for cue, layout, (name, form) in itertools.product(HEADINGS, HEADING_LAYOUTS, TEXT_PAYLOADS.items()):
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
     for lead, (name, form) in itertools.product(CITATION_LEADS, CITATION_FORMS.items()):
         yield (lead, "citation", name), f"{lead} {form(letter, text)}"

@@ -7,13 +7,18 @@ of the rounds is kept:
 
 * ``--in-process``: ``Grader.grade_lines`` per row (CPU time of this process, best of two passes
   per round), for each mode;
-* ``--process``: the whole ``choicebox grade FILE --workers N`` process (wall time).
+* ``--process``: the whole ``choicebox grade FILE --workers N`` process (wall time);
+* ``--instructions``: the machine instructions ``Grader.grade_lines`` executes per row, counted
+  by valgrind's callgrind (one run per version and mode, less a run that only builds the mode
+  and grades the first 50 rows). The count does not drift with the machine: on a shared virtual
+  machine whose timings of one version vary by a fifth from run to run, it tells a 1% change.
+  It needs ``valgrind`` (a Debian package); a run costs about 50x the grading time.
 
 Usage::
 
     git worktree add /tmp/before <commit>
     python benchmarks/speed/compare_versions.py /tmp/before/sdk sdk FILE.jsonl[.gz] \\
-        [--modes m1,m2] [--rounds 4] [--in-process] [--process --workers 1]
+        [--modes m1,m2] [--rounds 4] [--in-process] [--process --workers 1] [--instructions]
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import argparse
 import gzip
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,6 +58,57 @@ for mode in modes:
     out[mode] = best / len(lines) * 1e6
 print(json.dumps(out))
 """
+
+
+# Run under callgrind: build the mode and grade the first 50 rows, then (unless told to stop
+# there) every row, as the runners hand them out.
+_COUNTED = r"""
+import gzip, sys
+from choicebox.batch import Grader
+path, mode, setup_only = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+opener = gzip.open if path.endswith(".gz") else open
+with opener(path, "rb") as handle:
+    lines = [line.rstrip(b"\n") for line in handle if line.strip()]
+numbered = list(enumerate(lines, start=1))
+grader = Grader(mode=mode)
+grader.grade_lines(numbered[:50])
+if not setup_only:
+    for at in range(0, len(numbered), 256):
+        grader.grade_lines(numbered[at : at + 256])
+print(len(lines))
+"""
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def _counted(sdk: str, path: Path, mode: str, *, setup_only: bool) -> tuple[int, int]:
+    """(instructions, rows) of one callgrind run."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         sys.executable, "-c", _COUNTED, str(path), mode, "1" if setup_only else "0"],
+        # One hash seed: string hashes order sets and dicts, and so which paths the code takes.
+        env={**_env(sdk), "PYTHONHASHSEED": "0"}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found = _COLLECTED.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{done.stderr[-2000:]}")
+    return int(found.group(1)), int(done.stdout.split()[-1])
+
+
+def instructions(a: str, b: str, path: Path, modes: list[str]) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    for mode in modes:
+        per_row = {}
+        for sdk in (a, b):
+            # A plain run first, so that no count includes compiling a changed module's bytecode.
+            subprocess.run(
+                [sys.executable, "-c", _COUNTED, str(path), mode, "0"], env=_env(sdk), capture_output=True, check=True
+            )
+            total, rows = _counted(sdk, path, mode, setup_only=False)
+            setup, _ = _counted(sdk, path, mode, setup_only=True)
+            per_row[sdk] = (total - setup) / rows
+        before, after = per_row[a], per_row[b]
+        print(f"  {mode:28} A {before:10,.0f}  B {after:10,.0f} instructions/row  B is {before / after:4.2f}x A")
 
 
 def _env(sdk: str) -> dict[str, str]:
@@ -116,10 +174,13 @@ def main() -> None:
     parser.add_argument("--in-process", action="store_true")
     parser.add_argument("--process", action="store_true")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--instructions", action="store_true", help="count instructions (valgrind)")
     args = parser.parse_args()
     modes = args.modes.split(",")
     print(f"A = {args.a}, B = {args.b}, {args.file.name}, best of {args.rounds} alternate rounds")
-    if args.in_process or not args.process:
+    if args.instructions:
+        instructions(args.a, args.b, args.file, modes)
+    if args.in_process or not (args.process or args.instructions):
         in_process(args.a, args.b, args.file, modes, args.rounds)
     if args.process:
         whole_process(args.a, args.b, args.file, modes, rounds=args.rounds, workers=args.workers)

@@ -128,6 +128,31 @@ def test_a_value_that_equals_one_option_is_that_option() -> None:
     assert _robust("The answer is 42 J.", options).extracted_answer is None  # type: ignore[attr-defined]
 
 
+def test_a_value_read_over_a_letter_statement_keeps_the_letter() -> None:
+    # "**B** is the right choice: <why>" is read twice: "(B) is the right choice" by option_verdict
+    # and "choice: <why>" as a value by answer_statement. Merged, the value replaced the letter,
+    # which no option's text matched: a committed answer read as none (rule 5: a letter, given,
+    # beats the content).
+    text = "Branching uses the arrow.\n\n**B** is the right choice: a branch is written with an arrow."
+    assert _robust(text).extracted_answer == "B"  # type: ignore[attr-defined]
+
+
+def test_a_final_statement_of_no_option_outweighs_a_letter_only_mentioned() -> None:
+    text = (
+        "M = 8,000. The largest option is 40 (D), which is far below our result.\n\n"
+        "## Final Answer\nNone of the provided options matches the computed value."
+    )
+    options = {"A": "10", "B": "20", "C": "30", "D": "40"}
+    verdict = _robust(text, options)
+    assert (verdict.extracted_answer, verdict.failure) == (None, "no_answer")  # type: ignore[attr-defined]
+
+
+def test_an_option_text_on_the_line_after_the_cue_is_that_option() -> None:
+    text = "Translocation is the movement of nutrients. Theories explain it, in turn."
+    options = {"A": "optA", "B": text, "C": "optC", "D": "optD"}
+    assert _robust(f"Reasoning.\n\nSo the correct answer is:\n{text}", options).extracted_answer == "B"  # type: ignore[attr-defined]
+
+
 def test_sample_features_are_computed_once_per_sample() -> None:
     options = {"A": "5 H, 160 uF", "B": "2 H, 60 uF", "C": "1 H, 10 uF"}
     features = features_of(options, "Find L and C.")

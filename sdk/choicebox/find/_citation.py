@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Final, NamedTuple
 
 __all__ = [
+    "CITED_WORDS",
     "Citation",
     "OptionWords",
     "citation_after",
@@ -34,7 +35,8 @@ _JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.,):：\-–—])?[*_]*+[ \t]++[*_
 # Between an option's text and a bracketed letter after it: "Vitamin B12 deficiency (D)".
 _LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
 _MARKUP: Final = "*_`$"
-_MAX_WORDS: Final = 24
+# How many of an option's opening words a citation repeats (a longer option is cited by them).
+CITED_WORDS: Final = 24
 
 
 class Citation(NamedTuple):
@@ -51,12 +53,12 @@ OptionWords = Mapping[str, tuple[str, ...]]
 def option_words(options: tuple[tuple[str, str], ...]) -> OptionWords:
     """Each option letter's text as its lowercased words, split once per sample's options (an
     option with no word cannot be cited)."""
-    # A citation repeats the option's opening words; past _MAX_WORDS a long option is cited by
+    # A citation repeats the option's opening words; past CITED_WORDS a long option is cited by
     # them alone, so a comparison is bounded whatever the option.
     return {
         letter: words
         for letter, text in options
-        if (words := tuple(text.strip().rstrip(".").lower().split()[:_MAX_WORDS]))
+        if (words := tuple(text.strip().rstrip(".").lower().split()[:CITED_WORDS]))
     }
 
 

@@ -139,9 +139,17 @@ class SampleFeatures:
 
     def normalised(self) -> dict[str, str]:
         """Each option's text through ``norm_text``."""
-        if self._normalised is None:
-            self._normalised = {letter: norm_text(text) for letter, text in self.options.items()}
-        return self._normalised
+        return {letter: self._norm(letter, text) for letter, text in self.options.items()}
+
+    def _norm(self, letter: str, text: str) -> str:
+        """Option ``letter``'s text through ``norm_text``, computed the first time it is asked for."""
+        known = self._normalised
+        if known is None:
+            known = self._normalised = {}
+        own = known.get(letter)
+        if own is None:
+            own = known[letter] = norm_text(text)
+        return own
 
     def citations(self) -> OptionWords:
         """Each option's text as the words a citation repeats (``choicebox.find._citation``)."""
@@ -223,7 +231,15 @@ class SampleFeatures:
         wanted = norm_text(value)
         if not wanted:
             return []
-        return [letter for letter, text in self.normalised().items() if text == wanted]
+        size = len(wanted)
+        # On ASCII text ``norm_text`` only drops characters, so an ASCII option shorter than the
+        # value cannot equal it: most options of most values are ruled out without normalising
+        # them (a first line such as "Let's think step by step." is asked about on every output).
+        return [
+            letter
+            for letter, text in self.options.items()
+            if not (len(text) < size and text.isascii()) and self._norm(letter, text) == wanted
+        ]
 
 
 @functools.lru_cache(maxsize=4096)

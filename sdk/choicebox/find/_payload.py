@@ -25,7 +25,7 @@ import attrs
 
 from choicebox._letters import ambiguous_letters, localise_letters, match_option_text
 
-from ._citation import OptionWords, citation_after, citation_before
+from ._citation import CITED_WORDS, OptionWords, citation_after, citation_before, text_at
 
 __all__ = [
     "LETTER_SEPARATORS",
@@ -370,11 +370,37 @@ def read_at(
     )
     if listing and not reading.cited:
         return PayloadReading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
-    if line_end - q > 30 and (
-        reading.kind not in ("letter", "hedge") or not _FILLS_LINE.match(text, reading.end, line_end)
+    if reading.kind in ("value", "empty") and (whole := _option_line(text, p, line_end, citations)):
+        # "So the correct answer is:\n<option I's text>": an option's whole text on the line, the
+        # value the policy matches with the options (rule 5), even past the value's first stop.
+        return PayloadReading("value", (), line_end, value=whole, layout=reading.layout)
+    if line_end - q > 30 and reading.kind != "none" and (
+        reading.kind not in ("letter", "hedge")
+        or not (_FILLS_LINE.match(text, reading.end, line_end) or _cites_long_option(reading, citations))
     ):
-        return PayloadReading("empty", (), p)  # a long line is a payload only when the letters fill it
+        # A long line is a payload only when the letters fill it (a long option's citation reads
+        # its opening words, and the option's text goes on), or when it says no option is
+        # ("## Final Answer\nNone of the provided options matches the computed value").
+        return PayloadReading("empty", (), p)
     return reading
+
+
+def _option_line(text: str, p: int, line_end: int, citations: OptionWords | None) -> str:
+    """The line from ``p`` when an option's text fills it (past closing marks), else ""."""
+    if citations is None:
+        return ""
+    for words in citations.values():
+        end = text_at(text, p, words, line_end)
+        if end != -1 and (_FILLS_LINE.match(text, end, line_end) or len(words) >= CITED_WORDS):
+            return text[p:line_end].strip()
+    return ""
+
+
+def _cites_long_option(reading: PayloadReading, citations: OptionWords | None) -> bool:
+    """The reading cites an option by its opening ``CITED_WORDS`` words, all of a longer text."""
+    if not reading.cited or citations is None:
+        return False
+    return len(citations.get(reading.letters[0], ())) >= CITED_WORDS
 
 
 def fills_line(text: str, end: int, line_end: int) -> bool:

@@ -100,6 +100,28 @@ def _statement(
     )  # fmt: skip
 
 
+def _may_give_option_text(context: Context, low: str) -> bool:
+    """Some option's first word stands in the text (``low``): it may give that option's text."""
+    return any(low.find(words[0]) != -1 for words in context.features.citations().values())
+
+
+def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
+    """A value statement that gives exactly one option's whole text ("I'd go with Operant
+    conditioning") as a commitment to that option (rule 5); else ``None``, also when a letter
+    follows in its sentence ("I'd go with 12 N, which is (D)"): a letter, given, beats the content,
+    and is read as what it is."""
+    hits = context.features.matching_letters(candidate.value)
+    if len(hits) != 1:
+        return None
+    text = context.folded
+    stop = _SENTENCE_STOP.search(text, candidate.end, min(len(text), candidate.end + 200))
+    if BRACKETED_LETTER.search(text, candidate.end, stop.start() if stop else candidate.end + 200):
+        return None
+    return candidate._replace(
+        kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an option's text)", payload="option's text"
+    )
+
+
 def _foreign_line(context: Context, candidate: Candidate) -> bool:
     """An answer line that gives another question's option ("The answer is ... B. They possess
     an open circulatory system", where no option says so): it starts its line, the text after
@@ -203,8 +225,11 @@ class AnswerStatement(PicksOne):
             heading = rest.group("heading") is not None
             if heading and not opens_line(text, head, within=12):
                 continue  # "... we find the answer\nis": a heading stands alone on its line
-            if (heading or link in ("", "-", "–", "—")) and reading.kind not in ("letter", "retract", "value"):
-                continue  # "our answer (B)": without a link verb only a letter counts
+            # "our answer (B)": without a link verb only a letter counts; under a heading a
+            # statement of no option too ("## Final Answer\nNone of the options matches").
+            readable = ("letter", "retract", "value", "none") if heading else ("letter", "retract", "value")
+            if (heading or link in ("", "-", "–", "—")) and reading.kind not in readable:
+                continue
             final = bool(qualifier) and self._final.search(qualifier) is not None
             part = rest.group("part") is not None
             how = "answer statement" if noun_is_primary else "qualified option statement"
@@ -216,7 +241,13 @@ class AnswerStatement(PicksOne):
             )  # fmt: skip
             if candidate is None:
                 continue
-            if candidate.kind == "value" and (heading or link in ("", "-", "–", "—")):
+            if candidate.kind == "value" and heading:
+                # "### Final Answer\n\nVitamin B12 deficiency": under a heading, an option's text
+                # counts, not prose (a paragraph after "## Answer" is no value to weigh).
+                candidate = _option_by_text(context, candidate)
+                if candidate is None:
+                    continue
+            if candidate.kind == "value" and link in ("", "-", "–", "—"):
                 continue  # without a link only a letter, or an option cited by its text, counts
             if candidate.kind == "value":
                 lettered = self._letter_after_value(context, reading, head, final=final, part=part)
@@ -558,7 +589,7 @@ _OPENING: Final = r"[.!?:\n][ \t]*+[*_]*+"
 _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 # A superlative pick's letter may also close a clause before its apposition: "the most
 # appropriate next step is (A), obtaining an ECG".
-_PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\s++\()")
+_PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\()")
 
 
 _MODAL: Final = re.compile(r"\b(?:would|could)\b")
@@ -568,6 +599,13 @@ _FORCED_CHOICE: Final = re.compile(
     r"(?:choose|pick|select|guess|answer|decide|go\s++with|commit)",
     re.IGNORECASE,
 )
+
+
+def _opens_sentence(low: str, at: int) -> bool:
+    """Only markup stands between ``at`` and the end of the sentence or line before it (or the
+    text's start)."""
+    before = low[max(0, at - 8) : at].rstrip(" \t*_")
+    return not before or before[-1] in ".!?:\n"
 
 
 @register_step_kind("first_person_pick")
@@ -647,15 +685,18 @@ class FirstPersonPick(PicksOne):
         if self.openings:
             found: Iterable[re.Match[str] | None]
             if self._opening_gates:
-                starts = sorted(at for first in self._opening_gates for at in occurrences(low, first))
+                # Its first word is everywhere ("my", "final"): the pattern is run only where the
+                # word opens a sentence or a line, which the match must do (below).
+                starts = sorted(
+                    at for first in self._opening_gates for at in occurrences(low, first) if _opens_sentence(low, at)
+                )
                 found = [self._opening.match(low, at) for at in starts]
             else:
                 found = self._opening.finditer(low)
             for match in found:
                 if match is None:
                     continue
-                before = low[max(0, match.start() - 8) : match.start()].rstrip(" \t*_")
-                if not before or before[-1] in ".!?:\n":  # it opens its sentence or line
+                if _opens_sentence(low, match.start()):
                     matches.setdefault(match.start(), match)
         return [matches[at] for at in sorted(matches)]
 
@@ -671,8 +712,8 @@ class FirstPersonPick(PicksOne):
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None or not context.has_letter():
-            return []  # every statement it reads names a letter
+        if low is None or not (context.has_letter() or _may_give_option_text(context, low)):
+            return []  # every statement it reads names a letter, or gives an option's text
         text = context.folded
         citations = context.features.citations()
         found = []
@@ -683,8 +724,10 @@ class FirstPersonPick(PicksOne):
             candidate = _statement(
                 context, reading, match.start(), how="a first-person pick", origin="pick", cue_end=match.end()
             )
-            if candidate is None or candidate.kind == "value":
-                continue  # a pick names a letter, or an option by its text and letter
+            if candidate is not None and candidate.kind == "value":
+                candidate = _option_by_text(context, candidate)
+            if candidate is None:
+                continue  # a pick names a letter, or an option by its text
             if self._supposed(text, match):
                 continue
             superlative = match.re is self._superlative

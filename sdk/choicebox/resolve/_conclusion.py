@@ -370,7 +370,8 @@ class Conclusion:
         headings = [c for c in markers if c.value == "heading"]
         cuts = sorted(c.start for c in markers if c.value != "heading")
         recap = next((c.start for c in markers if c.value == "recap"), None)
-        stated = [c for c in found if c.kind in STATED]
+        # An answer given before a marker: a letter, or a value (rule 5), which answers too.
+        stated = [c for c in found if c.kind in STATED or c.kind == "value"]
         if headings:
             first = headings[0].start
             if first > 0 and any(c.start < first for c in stated):
@@ -416,7 +417,7 @@ class Conclusion:
 
 def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], text: str) -> list[Candidate]:
     """An answer line naming a letter this question does not have ("Answer: (K)" for options A to
-    J), after an answer to one of its options, answers another question: it is marked foreign, so
+    J), after an answer to one of its options (a letter, or a value: rule 5), answers another question: it is marked foreign, so
     the scope ends there (``_drop_foreign``). Alone, it stays what it is: not an option."""
     answered = False
     out = []
@@ -428,7 +429,9 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
             and candidate.letters[0] not in options
             and opens_line(text, candidate.start)
         )
-        answered = answered or (candidate.kind in STATED and all(x in options for x in candidate.letters))
+        answered = answered or (
+            (candidate.kind in STATED and all(x in options for x in candidate.letters)) or candidate.kind == "value"
+        )
         out.append(candidate._replace(foreign=True) if beyond else candidate)
     return out
 
@@ -446,6 +449,10 @@ def _merge(candidates: list[Candidate]) -> list[Candidate]:
                 replacement = c._replace(start=prev.start, final=final, part=prev.part or c.part)
             elif prev.kind == "no_option" and c.kind in ("commitment", "hedge", "retraction"):
                 replacement = c._replace(start=prev.start, final=final)
+            elif prev.kind in ("commitment", "hedge", "retraction") and c.kind == "value":
+                # "**G** is the right choice: <an explanation>": the value read after "choice:"
+                # is the letter's statement going on; the letter, given, beats the content.
+                replacement = prev._replace(end=max(prev.end, c.end), final=final)
             elif prev.kind == c.kind and prev.letters == c.letters:
                 replacement = prev._replace(end=max(prev.end, c.end), final=final)
             elif prev.kind == "commitment" and c.kind == "retraction" and c.letters == prev.letters:

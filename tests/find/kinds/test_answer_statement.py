@@ -108,6 +108,40 @@ def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: st
     assert statement.outcome(output) == (None, "no_answer")
 
 
+def test_under_a_heading_a_statement_of_no_option_is_read(weighed: Built) -> None:
+    # Under a heading only a letter counted, so "no option" there went unread, and a letter the
+    # response had only mentioned could become its answer.
+    [found] = weighed.found("## Final Answer\nNone of the provided options matches the computed value.")
+    assert found.kind == "no_option"
+
+
+_LONG = {
+    "A": "optA",
+    "B": " ".join(f"word{i}" for i in range(30)) + ", the end of option B",
+    "C": "optC",
+    "D": "optD",
+}
+
+
+def test_a_long_option_cited_on_the_next_line_is_the_payload(statement: Built) -> None:
+    # A citation reads an option's opening words (CITED_WORDS): a longer option's text goes on past
+    # them, and its line is still a payload.
+    output = f"Thus, the correct answer is:\nB. {_LONG['B']}"
+    assert statement.outcome(output, options=_LONG) == ("B", None)
+
+
+def test_an_option_text_alone_on_the_next_line_is_a_value(weighed: Built) -> None:
+    text = "Translocation is the movement of nutrients. Theories explain it, in turn."
+    options = {"A": "optA", "B": text, "C": "optC", "D": "optD"}
+    [found] = weighed.found(f"So the correct answer is:\n{text}", options=options)
+    assert (found.kind, found.value) == ("value", text)  # the whole line, past its first stop
+
+
+def test_prose_on_the_next_line_is_no_value(weighed: Built) -> None:
+    output = "So the correct answer is:\nTranslocation is the movement of nutrients. It is explained by theories."
+    assert weighed.found(output) == []
+
+
 def test_several_letters_are_ambiguous(statement: Built) -> None:
     assert statement.outcome("The answer is (A) or (B).") == (None, "ambiguous")
 

@@ -42,6 +42,7 @@ def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "the best one is B.",
         "The closest would be (B).",
         "The most appropriate next step is (B), obtaining more data.",
+        "None is exactly 15.2 g, but the closest is B (15 g).",  # an apposition in brackets
         "Checking the units once more.\n\nGoing with **B**.",
         "I'd go with A. Later, I'd go with B.",  # the last
     ],
