@@ -201,8 +201,6 @@ _KNOWN_MISSES = {
     20: "'Response: Option B' then a rationale: 'Response:' is no answer label",
     25: "'A is correct.' opening the response: a bare capital A is read as English",
     55: "'C under one reading, D under another': a hedge across sentences",
-    129: "'Not A. Not B. It's C.': 'It's C' has no cue",
-    182: "'Not B. Not C. It's A.': as above",
     192: "'Option C (text) is the only one consistent': 'consistent' is no verdict word",
     202: "'Response: Option D' then a rationale",
     232: "'Option A (text) is the only one consistent'",

@@ -45,6 +45,8 @@ def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "None is exactly 15.2 g, but the closest is B (15 g).",  # an apposition in brackets
         "Checking the units once more.\n\nGoing with **B**.",
         "I'd go with A. Later, I'd go with B.",  # the last
+        "I choose optB.",  # an option's whole text, no letter (rule 5)
+        "Not A. Not C. It's B.",  # an opening with no subject
     ],
 )
 def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:
@@ -56,7 +58,8 @@ def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:
     [
         "I would not choose B.",  # negated
         "the best is A good idea",  # a superlative in prose: the letter does not close its clause
-        "I choose optB.",  # no letter
+        "I choose the second approach.",  # no letter, and no option's text
+        "It's a good idea to check. It is A good start.",  # "it's" opening prose, "A" an article
         "I choose E.",  # no option
         "We are going with the flow of the argument here.",
         "The answer is B.",
