@@ -199,7 +199,6 @@ def test_text_ending_at_reads_the_words_backwards() -> None:
 _STYLES_FIXTURE = Path(__file__).parents[1] / "fixtures" / "answer_styles.jsonl"
 _KNOWN_MISSES = {
     20: "'Response: Option B' then a rationale: 'Response:' is no answer label",
-    25: "'A is correct.' opening the response: a bare capital A is read as English",
     55: "'C under one reading, D under another': a hedge across sentences",
     192: "'Option C (text) is the only one consistent': 'consistent' is no verdict word",
     202: "'Response: Option D' then a rationale",
@@ -211,7 +210,7 @@ _KNOWN_MISSES = {
 # few-shot prompt, thirteen languages), each row naming the family it imitates. The rows still read
 # otherwise are known misses: the writer's own description of each says what is not read yet.
 _STYLES_FIXTURE_2 = Path(__file__).parents[1] / "fixtures" / "answer_styles_2.jsonl"
-_KNOWN_MISSES_2 = frozenset({22, 37, 39, 52, 102, 105, 139, 158, 181, 185})
+_KNOWN_MISSES_2 = frozenset({22, 37, 39, 52, 102, 105, 158, 181, 185})
 
 
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:

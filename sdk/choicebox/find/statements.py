@@ -525,8 +525,12 @@ class OptionVerdict(PicksOne):
                     )  # fmt: skip
                 continue
             letter = before["L"].upper()
-            if not (before["lead"] or before["o"] or before["c"]) and letter in "AI":
-                continue  # a bare capital A or I is English ("A is the best ...")
+            if not (before["lead"] or before["o"] or before["c"]) and letter in "AI" and not (
+                letter == "A" and _opens_sentence(low, before.start()) and _ENDS_SENTENCE.match(text, anchor.end())
+            ):
+                # A bare capital A or I is English ("A is the best ..."), but no article stands
+                # before a verb: "A is correct." as a whole sentence judges option A.
+                continue
             if anchor["adj"] == "true":
                 if before["lead"] and len({m.group(1) for m in _JUDGED.finditer(text)}) == 1:
                     found.append(
@@ -566,6 +570,8 @@ class OptionVerdict(PicksOne):
         return found
 
 
+# What may end the sentence after a verdict word: "is correct.", "is the correct answer."
+_ENDS_SENTENCE: Final = re.compile(r"(?:[ \t]++(?:answer|option|choice|one))?[*_]*+[ \t]*+(?:[.!]|\n|$)")
 # The letter before a cited option's text: "Option B: ", "(B) ", "B. ".
 _CITATION_LEAD: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+\(?(?P<L>[A-Z])[).:]?[*_]*+[ \t]*+$")
 

@@ -43,8 +43,17 @@ def test_it_reads_an_option_judged_the_answer(verdict: Built, output: str) -> No
 
 
 def test_a_bare_capital_a_is_english_unless_named_an_option(verdict: Built) -> None:
-    assert verdict.read("A is the best choice.") is None
-    assert verdict.read("Option A is the best choice.") == "A"
+    assert verdict.read("A is the best way to start, then B.") is None
+    assert verdict.read("Option A is the best way to start.") == "A"
+    assert verdict.read("In one line, a value A is correct.") is None  # inside a sentence: a name
+
+
+def test_a_bare_capital_a_judged_in_a_sentence_of_its_own_is_option_a(verdict: Built) -> None:
+    # No article stands before a verb: "A is correct." as a whole sentence judges option A.
+    assert verdict.read("A is correct. Under the rule, the statement is hearsay.") == "A"
+    assert verdict.read("**A** is the correct answer.\nIt is inherited maternally.") == "A"
+    assert verdict.read("A is the best choice.") == "A"
+    assert verdict.read("I is correct.") is None  # "I" stays English
 
 
 @pytest.mark.parametrize(
