@@ -196,7 +196,8 @@ class AnswerStatement(PicksOne):
                 r"(?:question|part|case|situation|statement))?"
                 r"(?:\s++(?:to|for)\s++(?:this|the|your|the\s++given|the\s++above)\s++"
                 r"(?:question|problem|multiple[-\s]choice\s++question))?"
-                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=])|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|"
+                # "[Answer] A": a bracketed label (``find`` checks the bracket that opens it).
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=])|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
                 # A heading: "### Final Answer", "**Final Answer**" alone on its line.
                 r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
             ),
@@ -215,6 +216,8 @@ class AnswerStatement(PicksOne):
         found: list[Candidate] = []
         for head, qualifier, noun_is_primary, rest in self._statements(low, len(text)):
             link = rest.group("link").strip()
+            if link == "]" and (head == 0 or low[head - 1] != "["):
+                continue  # "the answer] B": a bracket closes only the label it opened
             reading = read_at(text, rest.end(), min(len(text), rest.end() + MAX_PAYLOAD), citations=citations)
             if self.payload == "strict":
                 reading = _strictly(context, reading)

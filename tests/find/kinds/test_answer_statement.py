@@ -50,6 +50,8 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "The answer is B. optB",
         "The answer is 23,500 yards, which is (B).",
         "Answer (letter only): B",
+        "[Answer] B\n\n[Explanation] It fits.",  # a bracketed label
+        "[Final Answer] B",
     ],
 )
 def test_it_reads_the_letter_an_answer_statement_gives(statement: Built, output: str) -> None:
@@ -102,6 +104,7 @@ def test_a_final_qualifier_marks_a_final_answer_and_a_part_a_scoped_one(weighed:
         "The answer is none of the options.",
         "The answer is 30%.",  # a value only
         "We need the answer.\nIt is B.",
+        "Fill in the answer] B",  # a bracket that closes no label
     ],
 )
 def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: str) -> None:
