@@ -296,7 +296,7 @@ class AnswerStatement(PicksOne):
         if self._qualifier_ends is not None:
             # Most nouns follow "the": test the word before before running the pattern.
             window = low[max(0, a - 24) : a].split()
-            if not window or window[-1].lstrip("*_#").replace("’", "'") not in self._qualifier_ends:
+            if not window or window[-1].lstrip("*_#[(").replace("’", "'") not in self._qualifier_ends:
                 return None
         match = self._qualifier_before.search(low, max(0, a - 48), a)
         if match is not None and match.start() > 0 and low[match.start() - 1].isalnum():
