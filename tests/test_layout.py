@@ -303,6 +303,7 @@ _ROBUST_ONLY = {
     "choicebox.find.fallbacks",
     "choicebox.find.scope",
     "choicebox.find.statements",
+    "choicebox.find.verdicts",
     "choicebox.find.text",
 }
 _GRADE_IN = """

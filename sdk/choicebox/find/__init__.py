@@ -40,7 +40,7 @@ from ._api import (
 from .regex import run_patterns
 
 if TYPE_CHECKING:
-    from . import citation, fallbacks, lines, scope, statements, text
+    from . import citation, fallbacks, lines, scope, statements, text, verdicts
 
 
 def __getattr__(name: str) -> Any:
@@ -75,4 +75,5 @@ __all__ = [
     "statements",
     "step_kinds",
     "text",
+    "verdicts",
 ]

@@ -203,14 +203,25 @@ _TOKEN: Final = re.compile(
     r"(?P<o>[(\[{])?[ \t]*+(?P<L>[A-Za-z])[ \t]*(?P<c>[)\]}])?(?![A-Za-z0-9'’])"
 )
 # What separates listed letters: "(A) or (B)", "A/B", "B, E, F", "A and C", "A | B". One list,
-# for letters read after a cue (``_SEP``) and before a verdict (``statements.OptionVerdict``).
-LETTER_SEPARATORS: Final = r",|/|&|;|\+|\||\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b"
+# for letters read after a cue (``_SEP``) and before a verdict (``verdicts.OptionVerdict``).
+# "or" and "and" in the languages the modes read answers in ("Ответ: B или I", "Đáp án: F hoặc G",
+# "Respuesta: B o C", "答案：B或C"): between two letters they make a hedge too. Words of scripts
+# whose marks are no word characters (Devanagari, Arabic) stand between blanks.
+_OTHER_LANGUAGE_SEPARATORS: Final = (
+    # The one-letter words lowercase only: an "E" between letters is option E.
+    r"\b(?-i:o|u|y|e)\b|\b(?:ou|et|oder|und|или|либо|и|hoặc|và|veya|ve|atau|dan)\b"
+    r"|(?<!\S)(?:या|और|أو|و)(?!\S)|或者|或是|或|和|与|及|または|か|또는"
+)
+LETTER_SEPARATORS: Final = (
+    r",|/|&|;|\+|\||\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b|" + _OTHER_LANGUAGE_SEPARATORS
+)
 _SEP: Final = re.compile(
     rf"[*_$\s]*+(?:{LETTER_SEPARATORS})[*_$\s]*+"
     r"(?:(?:or|and|also|maybe|possibly|perhaps|either)\b[*_$\s]*+)?(?:options?\s++|choices?\s++)?",
     re.IGNORECASE,
 )
-_LIST_GOES_ON: Final = re.compile(r"[*_$ \t]*+(?:[.,;:!?)\]/|&+]|\n|\Z|(?:or|and|nor)\b)", re.IGNORECASE)
+# After a last listed "I": the list ends ("A or I.", a quoted JSON value "A or I"}) or goes on.
+_LIST_GOES_ON: Final = re.compile(r"[*_$ \t\"'”’]*+(?:[.,;:!?)\]}/|&+]|\n|\Z|(?:or|and|nor)\b)", re.IGNORECASE)
 _JUXTAPOSED: Final = re.compile(r"[ \t]*+(?=[(\[])")
 _JUXTAPOSED_CLOSED: Final = re.compile(r"[ \t]++(?=[A-Za-z][)\]])")
 _LETTERS_IN_BRACKETS: Final = re.compile(r"\(([A-Z]{2,6})\)")
@@ -264,7 +275,7 @@ BRACKETED_LETTER: Final = re.compile(r"(?<![\w\\^_)\]])\(([A-Z])\)")
 # The ASCII characters a match of each pattern can start with (a pattern is run only when the
 # character at the position is one of them, or not ASCII): a failed ``match`` call costs more
 # than the test. Whitespace counts by ``str.isspace``, which is what ``\s`` matches.
-_SEP_STARTS: Final = "*_$,/&;+|oOaAvVnN"
+_SEP_STARTS: Final = "*_$,/&;+|oOaAvVnNuUyYeEhHdD"
 _RETRACT_STARTS: Final = "*_)iIwWaAsS"
 _MATHY_STARTS: Final = "=<>^+/*_-.'$\\"
 

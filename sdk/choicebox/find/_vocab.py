@@ -31,6 +31,7 @@ __all__ = [
     "nonempty_words",
     "occurrences",
     "opens_line",
+    "opens_sentence",
     "phrases",
     "required_words",
     "sentence_opening",
@@ -194,3 +195,9 @@ def sentence_opening(text: str, position: int, *, reach: int = 300) -> int:
     lo = max(0, position - reach)
     return max(text.rfind(".", lo, position), text.rfind(";", lo, position), text.rfind("\n", lo, position), lo - 1) + 1
 
+
+def opens_sentence(low: str, at: int) -> bool:
+    """Only markup stands between ``at`` and the end of the sentence or line before it (or the
+    text's start)."""
+    before = low[max(0, at - 8) : at].rstrip(" \t*_")
+    return not before or before[-1] in ".!?:\n"

@@ -173,7 +173,11 @@ def _last_result_link(line: str) -> re.Match[str] | None:
                 break
             stop = at + len(anchor) - 1  # the occurrences that start before ``at``
     return last
-_COMPLETE_END: Final = ".!$"
+_COMPLETE_END: Final = ".!$])"
+# A result announced on the line before its value: "So the minimum vertex cover is:\n\n[3, 4]".
+_LINK_ENDING: Final = re.compile(r"(?:=|≈|\bis|\bequals|\bgives\s++us|\bwe\s++get)[ \t]*+:?[ \t*_]*+$")
+# Hedge words before a value: "The Q value is about -2.76 MeV."
+_ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)\s++", re.IGNORECASE)
 
 
 @register_step_kind("closing_value")
@@ -204,9 +208,17 @@ class ClosingValue(PicksOne):
         # (``(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$``) always matched at its start
         # and returned all of it, at the cost of a lazy scan of up to 2,000 characters.
         link = _last_result_link(line)
-        if link is None:
-            return []
-        value = line[link.end() :].strip().rstrip(".!").strip()
+        if link is not None:
+            value = line[link.end() :]
+        else:
+            before = text[:line_start].rstrip()
+            if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
+                return []
+            value = line  # the value alone on the last line, its link closing the line before
+        value = value.strip().rstrip(".!").strip()
+        about = _ABOUT.match(value)
+        if about is not None:
+            value = value[about.end() :]
         if not value or len(value) > self.max_value:
             return []
         hits = context.features.matching_letters(value)

@@ -39,6 +39,9 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "la respuesta correcta es la C",
         "答えは C",
         "정답: C",
+        "Jawaban akhir: C",  # "final answer", the qualifier after the noun
+        "Respuesta final: C",
+        "सही उत्तर C है।",  # "the correct answer C is": the verb after the letter
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:
@@ -68,9 +71,29 @@ def test_it_reads_no_answer_without_a_labelled_letter(label: Built, output: str)
     assert label.outcome(output) == (None, "no_answer")
 
 
-@pytest.mark.parametrize("output", ["Antwort: A, B", "Antwort: (A) or (B)"])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Antwort: A, B",
+        "Antwort: (A) or (B)",
+        # "or" and "and" in the label's own language
+        "Ответ: B или C.",
+        "Đáp án: B hoặc C.",
+        "Respuesta: B o C",
+        "Réponse : B ou C",
+        "Antwort: B oder C",
+        "答案：B或C",
+        "Jawaban: B atau C",
+    ],
+)
 def test_several_letters_are_ambiguous(label: Built, output: str) -> None:
     assert label.outcome(output) == (None, "ambiguous")
+
+
+def test_a_capital_e_between_letters_is_option_e_not_the_word_e(label: Built) -> None:
+    five = {"A": "optA", "B": "optB", "C": "optC", "D": "optD", "E": "optE"}
+    assert label.outcome("Respuesta: B e C", options=five) == (None, "ambiguous")  # "B and C"
+    assert label.outcome("Respuesta:\nE\nE\nE", options=five) == ("E", None)  # no "e" joins them
 
 
 def test_a_letter_that_is_not_an_option_is_not_an_answer_under_a_weighing_policy(tmp_path: Path) -> None:

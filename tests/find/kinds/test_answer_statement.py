@@ -52,6 +52,7 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Answer (letter only): B",
         "[Answer] B\n\n[Explanation] It fits.",  # a bracketed label
         "[Final Answer] B",
+        '{"choice": "B", "why": "it fits"}',  # a JSON key names the option
     ],
 )
 def test_it_reads_the_letter_an_answer_statement_gives(statement: Built, output: str) -> None:
@@ -105,6 +106,7 @@ def test_a_final_qualifier_marks_a_final_answer_and_a_part_a_scoped_one(weighed:
         "The answer is 30%.",  # a value only
         "We need the answer.\nIt is B.",
         "Fill in the answer] B",  # a bracket that closes no label
+        'One "choice" is B.',  # a quoted word, no JSON key
     ],
 )
 def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: str) -> None:
@@ -147,6 +149,8 @@ def test_prose_on_the_next_line_is_no_value(weighed: Built) -> None:
 
 def test_several_letters_are_ambiguous(statement: Built) -> None:
     assert statement.outcome("The answer is (A) or (B).") == (None, "ambiguous")
+    ten = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
+    assert statement.outcome('{"answer": "A or I", "why": "x"}', options=ten) == (None, "ambiguous")
 
 
 def test_a_letter_that_is_not_an_option_is_not_an_answer_under_a_weighing_policy(weighed: Built) -> None:

@@ -34,10 +34,13 @@ def closing(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("The force is 12 N.", "C"),
         ("Adding the two forces, the net force equals 12 N!", "C"),
         ("Working it out, we get 300 lines per mm.", "B"),
+        ("The net force is about 12 N.", "C"),  # a hedge word before the value
+        ("Summing up, the grating gives us:\n\n300 lines per mm.", "B"),  # the link closes the line before
+        ("So the answer set is:\n[3, 4]", "D"),  # a value that closes with a bracket
     ],
 )
 def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, output: str, letter: str) -> None:
-    assert closing.outcome(output, options=VALUES) == (letter, None)
+    assert closing.outcome(output, options={**VALUES, "D": "[3, 4]"}) == (letter, None)
 
 
 @pytest.mark.parametrize(
@@ -49,6 +52,7 @@ def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, o
         "The force is not 12 N.",  # negated
         "If the force is 12 N, then x.",  # supposed
         "The force is 12 N. We are done.",  # not at the close
+        "The forces are listed below.\n12 N",  # no link closes the line before the value
     ],
 )
 def test_it_reads_no_answer_without_one_options_content_closing_the_output(closing: Built, output: str) -> None:

@@ -1,4 +1,4 @@
-"""The ``option_verdict`` step kind (``choicebox.find.statements``): an option judged to be the
+"""The ``option_verdict`` step kind (``choicebox.find.verdicts``): an option judged to be the
 answer, "(C) is the correct answer", "Option C is correct", ", making (C) the correct answer".
 
 What it reads, what it must not read (a negated or conditional verdict, a bare English "A", an

@@ -1,0 +1,220 @@
+"""The finder step kind for an option judged to be the answer: "(C) is the correct answer",
+"Option B is the best choice", "making (C) the correct answer", "Option B: <its text> is correct".
+
+Its vocabularies (the verdict words, the verbs that link a letter to them, the conditions that
+make a verdict hypothetical) are parameters given in the rule file. It reads ``context.folded``
+and its lowercased twin, and runs its patterns only in windows around its verdict words.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import attrs
+
+from choicebox.find._citation import text_ending_at
+from choicebox.find._payload import LETTER_SEPARATORS
+
+from ._api import Candidate, Context, PicksOne, Which, register_step_kind
+from ._vocab import (
+    alternation,
+    last_words,
+    nonempty_words,
+    occurrences,
+    opens_sentence,
+    required_words,
+    sentence_opening,
+    valid_words,
+    word_list,
+)
+
+__all__ = ["OptionVerdict"]
+
+_LETTER_BEFORE: Final = re.compile(
+    r"(?P<lead>\b(?i:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
+    r"\b(?P<L>[A-Z]|(?<=option\s)[a-j]|(?<=choice\s)[a-j])\b(?P<c>[)\]])?[*_]*+(?:,[ \t]*+(?:which|that))?\s*+$"
+)
+# What may stand between the verb and the verdict word: "is therefore the most correct".
+_BETWEEN_VERB_AND_VERDICT: Final = frozenset(
+    ["the", "most", "only", "single", "one", "therefore", "thus", "clearly", "then", "indeed", "definitely", "also"]
+)
+# Letters listed before the judged one: "(A) or (B) is correct", "Either A, C or D is the answer".
+_LISTED_BEFORE: Final = re.compile(
+    r"(?:(?:\b(?i:option|choice)[ \t]++)?[*_]*+[(\[]?\b[A-Z]\b[)\]]?[*_]*+[ \t]*+"
+    rf"(?i:{LETTER_SEPARATORS})[ \t]*+[*_]*+)++$"
+)
+_LISTED_LETTER: Final = re.compile(r"\b[A-Z]\b")
+_JUDGED: Final = re.compile(
+    r"\(?\b([A-Z])\b\)?[*_]*+\s++is\s++(?:true|false|not\s++true|incorrect|correct)\b"
+)
+
+
+@register_step_kind("option_verdict")
+@attrs.frozen(kw_only=True)
+class OptionVerdict(PicksOne):
+    """An option judged to be the answer: "(I) is the correct answer", "Option C is correct",
+    "B is the best choice", ", making (C) the correct answer".
+
+    ``verdicts`` are the words that judge ("correct", "best", "the answer"), ``verbs`` what
+    links the letter to them ("is", "would be"). A bare "A" or "I" is English, and a letter after
+    one of the ``conditions`` ("if", "whether", "suppose") is hypothetical. "(H) is true" counts
+    only as a stray letter, and only when no other option is judged true or false.
+    """
+
+    verdicts: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    which: Which = "last"
+    _anchor: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _supposition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _verb_ends: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        verbs = alternation(self.verbs)
+        verdicts = alternation(self.verdicts)
+        # "making (C) the correct answer" ends in a letter; the verbs end in their last word.
+        object.__setattr__(self, "_verb_ends", (last_words(self.verbs) or frozenset()) | {"as", "is"})
+        object.__setattr__(
+            self,
+            "_anchor",
+            re.compile(
+                rf"(?<=[\s*_)\]]){verbs}\s++(?:therefore\s++|thus\s++|clearly\s++|then\s++|indeed\s++|"
+                rf"definitely\s++|also\s++)?(?:the\s++)?(?:(?:most|only|single|one)\s++)?"
+                rf"(?P<adj>{verdicts})\b(?!\s++(?:for|to)\s++(?:part|\())(?!\s++(?:because|since|as|but)\b)"
+            ),
+        )
+        object.__setattr__(
+            self,
+            "_makes",
+            re.compile(
+                r"\b(?:makes?|making|leaves?|leaving|is|as)\s++(?:option\s++|choice\s++)?(?P<o>\()?"
+                r"(?P<L>[A-Z])(?(o)\))\s++(?:as\s++)?the\s++(?:only\s++|most\s++\w++\s++)?"
+                r"(?:correct|right|best|valid)\s++(?:answer|option|choice)"
+            ),
+        )
+        object.__setattr__(
+            self, "_condition", re.compile(rf"\b{alternation(self.conditions)}\b[^.\n]{{0,30}}$", re.IGNORECASE)
+        )
+        object.__setattr__(self, "_supposition", re.compile(rf"\b{alternation(self.conditions)}\b", re.IGNORECASE))
+        object.__setattr__(self, "_gates", required_words(self.verdicts) or ("",))
+
+    def _windows(self, low: str) -> list[tuple[int, int]]:
+        """Windows of the text around each verdict word that a verb may precede: the patterns
+        run only there. The word before the verdict (past "the", "most", an adverb) must be the
+        last word of a verb ("is", "be", "remains") or of "making (C)"."""
+        windows = []
+        for word in self._gates:
+            for at in occurrences(low, word):
+                words = low[max(0, at - 48) : at].split()
+                while words and words[-1] in _BETWEEN_VERB_AND_VERDICT:
+                    words.pop()
+                if words and (words[-1] in self._verb_ends or words[-1][-1:] == ")" or len(words[-1]) == 1):
+                    windows.append((max(0, at - 64), at + len(word) + 40))
+        return windows
+
+    def _supposed(self, text: str, anchor: re.Match[str], start: int) -> bool:
+        """One of the ``conditions`` near the letter ("if (C) ..."), or anywhere in the sentence
+        before a conditional verdict ("If the patient were unstable, (C) would be correct")."""
+        if not self.conditions:
+            return False
+        if "would" in anchor.group() or "could" in anchor.group():
+            return self._supposition.search(text, sentence_opening(text, start), start) is not None
+        return self._condition.search(text, max(0, start - 40), start) is not None
+
+    def find(self, context: Context) -> list[Candidate]:
+        low = context.low
+        if low is None or not context.has_letter():
+            return []  # every statement it reads names a letter
+        windows = self._windows(low)
+        if not windows:
+            return []
+        text = context.folded
+        n = len(text)
+        anchors: dict[int, re.Match[str]] = {}
+        makes: dict[int, re.Match[str]] = {}
+        for lo, hi in windows:
+            for anchor in self._anchor.finditer(text, lo, min(n, hi)):
+                anchors.setdefault(anchor.start(), anchor)
+            if " the " in low[lo:hi]:
+                for match in self._makes.finditer(text, lo, min(n, hi)):
+                    makes.setdefault(match.start(), match)
+        found: list[Candidate] = []
+        for _, anchor in sorted(anchors.items()):
+            before = _LETTER_BEFORE.search(text, max(0, anchor.start() - 24), anchor.start())
+            if before is None:
+                cited = _cited_before(context, text, anchor.start())
+                if cited is not None and not self._supposed(text, anchor, cited[1]):
+                    # "Option B: <option B's text> is correct."
+                    found.append(
+                        context.candidate(
+                            "commitment", cited[1], anchor.end(), (cited[0],), how="an option cited, then judged the answer",
+                            origin="evaluation", payload="letter with its option's text",
+                        )
+                    )  # fmt: skip
+                continue
+            letter = before["L"].upper()
+            if not (before["lead"] or before["o"] or before["c"]) and letter in "AI" and not (
+                letter == "A" and opens_sentence(low, before.start()) and _ENDS_SENTENCE.match(text, anchor.end())
+            ):
+                # A bare capital A or I is English ("A is the best ..."), but no article stands
+                # before a verb: "A is correct." as a whole sentence judges option A.
+                continue
+            if anchor["adj"] == "true":
+                if before["lead"] and len({m.group(1) for m in _JUDGED.finditer(text)}) == 1:
+                    found.append(
+                        context.candidate(
+                            "stray", before.start(), anchor.end(), (letter,), how="a statement judged true",
+                            origin="evaluation",
+                        )
+                    )  # fmt: skip
+                continue
+            if self._supposed(text, anchor, before.start()):
+                continue
+            listed = _LISTED_BEFORE.search(text, max(0, before.start() - 60), before.start())
+            others = [] if listed is None else _LISTED_LETTER.findall(text, listed.start(), listed.end())
+            if listed is not None and others and letter not in others:
+                # "(A) or (B) is correct": several letters judged together commit to none of them.
+                found.append(
+                    context.candidate(
+                        "hedge", listed.start(), anchor.end(), (*dict.fromkeys(others), letter),
+                        how="several options judged the answer together", origin="evaluation",
+                    )
+                )  # fmt: skip
+                continue
+            found.append(
+                context.candidate(
+                    "commitment", before.start(), anchor.end(), (letter,), how="an option judged the answer",
+                    origin="evaluation",
+                )
+            )  # fmt: skip
+        for _, match in sorted(makes.items()):
+            found.append(
+                context.candidate(
+                    "commitment", match.start(), match.end(), (match["L"],),
+                    how="an option made the answer", origin="evaluation",
+                )
+            )  # fmt: skip
+        found.sort(key=lambda c: c.start)
+        return found
+
+
+# What may end the sentence after a verdict word: "is correct.", "is the correct answer."
+_ENDS_SENTENCE: Final = re.compile(r"(?:[ \t]++(?:answer|option|choice|one))?[*_]*+[ \t]*+(?:[.!]|\n|$)")
+# The letter before a cited option's text: "Option B: ", "(B) ", "B. ".
+_CITATION_LEAD: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+\(?(?P<L>[A-Z])[).:]?[*_]*+[ \t]*+$")
+
+
+def _cited_before(context: Context, text: str, end: int) -> tuple[str, int] | None:
+    """The option cited by its letter and its own text right before ``end``: (letter, start)."""
+    for letter, words in context.features.citations().items():
+        start = text_ending_at(text, end, words)
+        if start == -1:
+            continue
+        lead = _CITATION_LEAD.search(text, max(0, start - 16), start)
+        if lead is not None and lead["L"] == letter:
+            return letter, lead.start()
+    return None
