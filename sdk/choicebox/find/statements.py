@@ -196,7 +196,7 @@ class AnswerStatement(PicksOne):
                 r"(?:\s++(?:to|for)\s++(?:this|the|your|the\s++given|the\s++above)\s++"
                 r"(?:question|problem|multiple[-\s]choice\s++question))?"
                 # "[Answer] A": a bracketed label (``find`` checks the bracket that opens it).
-                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=])|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=→])|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
                 # A heading: "### Final Answer", "**Final Answer**" alone on its line.
                 r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
             ),

@@ -42,6 +42,8 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Jawaban akhir: C",  # "final answer", the qualifier after the noun
         "Respuesta final: C",
         "सही उत्तर C है।",  # "the correct answer C is": the verb after the letter
+        "Letter: C",
+        "Option Selected: C",
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:

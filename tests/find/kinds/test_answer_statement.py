@@ -53,6 +53,7 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "[Answer] B\n\n[Explanation] It fits.",  # a bracketed label
         "[Final Answer] B",
         '{"choice": "B", "why": "it fits"}',  # a JSON key names the option
+        "Correct answer → B",  # an arrow links
     ],
 )
 def test_it_reads_the_letter_an_answer_statement_gives(statement: Built, output: str) -> None:

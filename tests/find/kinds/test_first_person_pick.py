@@ -47,6 +47,7 @@ def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "I'd go with A. Later, I'd go with B.",  # the last
         "I choose optB.",  # an option's whole text, no letter (rule 5)
         "Not A. Not C. It's B.",  # an opening with no subject
+        "The circuit is in series.\n\nGo with B.",
     ],
 )
 def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:
