@@ -137,10 +137,6 @@ class SampleFeatures:
         self._roman: bool | None = None
         self._citations: OptionWords | None = None
 
-    def normalised(self) -> dict[str, str]:
-        """Each option's text through ``norm_text``."""
-        return {letter: self._norm(letter, text) for letter, text in self.options.items()}
-
     def _norm(self, letter: str, text: str) -> str:
         """Option ``letter``'s text through ``norm_text``, computed the first time it is asked for."""
         known = self._normalised

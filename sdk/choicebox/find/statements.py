@@ -121,6 +121,11 @@ def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     )
 
 
+def _is_json_key(low: str, a: int, z: int) -> bool:
+    """The word ``low[a:z]`` is a quoted JSON key: ``{"choice": "J"}``."""
+    return low[a - 1 : a] == '"' and low[z : z + 1] == '"' and low[z + 1 : z + 3].lstrip()[:1] == ":"
+
+
 def _foreign_line(context: Context, candidate: Candidate) -> bool:
     """An answer line that gives another question's option ("The answer is ... B. They possess
     an open circulatory system", where no option says so): it starts its line, the text after
@@ -276,7 +281,7 @@ class AnswerStatement(PicksOne):
                 z += 1
             if z < n and (low[z].isalpha() if is_primary else low[z].isalnum()):
                 continue
-            json_key = low[a - 1 : a] == '"' and low[z : z + 1] == '"' and low[z + 1 : z + 3].lstrip()[:1] == ":"  # {"choice": "J"}
+            json_key = _is_json_key(low, a, z)
             if not is_primary and not json_key and (a == 0 or not low[a - 1].isspace()):
                 continue
             rest = self._rest.match(low, z, n)

@@ -60,6 +60,8 @@ from ._stages import (
 __all__ = ["Conclusion"]
 
 _LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
+# What answers the question, for the scope rules: a letter, or a value (rule 5).
+_ANSWERING: Final = (*STATED, "value")
 _LINE_LEVEL_MAX: Final = 300
 
 
@@ -370,8 +372,7 @@ class Conclusion:
         headings = [c for c in markers if c.value == "heading"]
         cuts = sorted(c.start for c in markers if c.value != "heading")
         recap = next((c.start for c in markers if c.value == "recap"), None)
-        # An answer given before a marker: a letter, or a value (rule 5), which answers too.
-        stated = [c for c in found if c.kind in STATED or c.kind == "value"]
+        stated = [c for c in found if c.kind in _ANSWERING]  # an answer given before a marker
         if headings:
             first = headings[0].start
             if first > 0 and any(c.start < first for c in stated):
@@ -417,8 +418,9 @@ class Conclusion:
 
 def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], text: str) -> list[Candidate]:
     """An answer line naming a letter this question does not have ("Answer: (K)" for options A to
-    J), after an answer to one of its options (a letter, or a value: rule 5), answers another question: it is marked foreign, so
-    the scope ends there (``_drop_foreign``). Alone, it stays what it is: not an option."""
+    J), after an answer to one of its options (a letter, or a value: rule 5), answers another
+    question: it is marked foreign, so the scope ends there (``_drop_foreign``). Alone, it stays
+    what it is: not an option."""
     answered = False
     out = []
     for candidate in merged:
@@ -429,9 +431,7 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
             and candidate.letters[0] not in options
             and opens_line(text, candidate.start)
         )
-        answered = answered or (
-            (candidate.kind in STATED and all(x in options for x in candidate.letters)) or candidate.kind == "value"
-        )
+        answered = answered or (candidate.kind in _ANSWERING and all(x in options for x in candidate.letters))
         out.append(candidate._replace(foreign=True) if beyond else candidate)
     return out
 
