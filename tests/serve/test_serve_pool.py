@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import multiprocessing.process
 import os
 import re
 import signal
@@ -189,6 +190,41 @@ def test_a_worker_that_cannot_start_is_an_error_not_a_hang() -> None:
             await asyncio.wait_for(pool.run("echo", b""), 60)
 
     _run(scenario, factory=_broken_factory)
+
+
+def test_a_launch_the_forkserver_refuses_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Under load the forkserver can refuse a connection (it died, or a burst of starts swamped
+    # it): the start is tried again instead of failing the pool.
+    refused: list[int] = []
+    start = multiprocessing.process.BaseProcess.start
+
+    def refuse_twice(process: multiprocessing.process.BaseProcess) -> None:
+        if len(refused) < 2:
+            refused.append(1)
+            raise ConnectionRefusedError(111, "Connection refused")
+        start(process)
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse_twice)
+
+    async def scenario(pool: WorkerPool) -> None:
+        await asyncio.wait_for(pool.ready(), 60)
+        assert await pool.run("echo", b"hi") == (200, b"hi")
+
+    _run(scenario, size=1)
+    assert len(refused) == 2
+
+
+def test_a_launch_refused_every_time_is_an_error_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(process: multiprocessing.process.BaseProcess) -> None:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+
+    async def scenario(pool: WorkerPool) -> None:
+        with pytest.raises(RuntimeError, match="Connection refused"):
+            await asyncio.wait_for(pool.ready(), 60)
+
+    _run(scenario, size=1)
 
 
 def test_a_closed_pool_refuses_work() -> None:

@@ -44,6 +44,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Sequence
+from multiprocessing.process import BaseProcess
 from typing import Any, Final, Literal, NamedTuple
 
 __all__ = [
@@ -67,6 +68,11 @@ _STATUS: Final = struct.Struct("!H")
 _READY: Final = b"ready"
 # How long a new worker may take to import choicebox and build its handler (rule files included).
 _START_TIMEOUT: Final = 120.0
+# How often a worker's launch is tried when the forkserver refuses the connection, and the
+# first pause between tries (doubled each time): a forkserver that died is started again by
+# the next try, and one swamped by a burst of starts takes the connection a moment later.
+_LAUNCH_TRIES: Final = 4
+_LAUNCH_PAUSE: Final = 0.05
 # Requests a lane queues at most: NeMo Gym's client opens up to 1,024 connections to a server.
 DEFAULT_MAX_WAITING: Final = 1024
 # The status a worker sends instead of a reply when its handler ran out of memory; it then ends.
@@ -377,6 +383,15 @@ class WorkerPool:
                 if not future.done():
                     future.set_exception(RuntimeError(message))
 
+    def _process(self, theirs: socket.socket) -> BaseProcess:
+        """A new, unstarted worker process that talks over ``theirs``."""
+        return self._context.Process(
+            target=_worker_main,
+            args=(theirs, self._factory, self.memory_limit),
+            daemon=True,
+            name="choicebox-grader",
+        )
+
     async def _start_one(self, reserved: bool) -> None:
         """Start one worker and make it idle once it says it is ready.
 
@@ -387,17 +402,21 @@ class WorkerPool:
         assert self._changed is not None
         began = time.monotonic()
         ours, theirs = socket.socketpair()
-        process = self._context.Process(
-            target=_worker_main,
-            args=(theirs, self._factory, self.memory_limit),
-            daemon=True,
-            name="choicebox-grader",
-        )
+        process = self._process(theirs)
         worker: _Worker | None = None
         failure: str | None = None
         try:
             # Starting talks to the forkserver (and starts it, the first time): not on the loop.
-            await asyncio.get_running_loop().run_in_executor(None, process.start)
+            for attempt in range(_LAUNCH_TRIES):
+                try:
+                    await asyncio.get_running_loop().run_in_executor(None, process.start)
+                    break
+                except OSError:
+                    if attempt == _LAUNCH_TRIES - 1:
+                        raise
+                    logger.debug("the forkserver refused a worker's launch; trying again")
+                    await asyncio.sleep(_LAUNCH_PAUSE * 2**attempt)
+                    process = self._process(theirs)
             theirs.close()
             reader, writer = await asyncio.open_unix_connection(sock=ours)
             worker = _Worker(process, reader, writer, reserved=reserved)
