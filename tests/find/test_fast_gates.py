@@ -94,7 +94,7 @@ def test_the_class_gate_lets_every_refusal_after_a_sentence_end_through(text: st
 _LETTER_PIECES = [
     "A", "B", "I", "J", "Z", "a", "b", "e", " ", "\t", "\n", "(", ")", "[", "]", "{", "}", ".", "x",
     "Ab", "1", "*", "'", "_", " is ", " car", "=", "é", "The ", "!", "$", '"', "`", "b)", "ab", "\r",
-    "π", "²", "’", "°", "É", "\u00a0", "\ud800",
+    "π", "²", "’", "°", "É", "\u00a0", "\ud800", "option ", "Choice ", "xoption ",
 ]  # fmt: skip
 _CAPITAL = re.compile(r"[A-Z](?![A-Za-z0-9])")
 
@@ -121,6 +121,8 @@ def _readable_reference(text: str, options: Collection[str], stop: int | None) -
                 after += 1
             if after < n and text[after].islower() and reads(at):
                 return True
+            if opener == "(" and after == at + 1 < n and text[after].islower() and text[after].upper() in options and text[after + 1 : after + 2] == ")":
+                return True  # "(d)", which may cite option D
             at = text.find(opener, at + 1, end)
     for closer in (*")]}", "\n"):
         ends = [at for at in range(end) if text[at] == closer]
@@ -138,6 +140,16 @@ def _readable_reference(text: str, options: Collection[str], stop: int | None) -
                 and reads(before)
             ):
                 return True
+    # "option b is correct": a lowercase letter named as an option, by a pattern.
+    for match in re.finditer(r"(?=([Oo]ption|[Cc]hoice) ([a-z]))", text):
+        at, letter_at = match.start(), match.start(2)
+        if (
+            letter_at < end
+            and match.group(2).upper() in options
+            and (at == 0 or not text[at - 1].isalnum())
+            and (letter_at + 1 == n or not text[letter_at + 1].isalnum())
+        ):
+            return True
     return False
 
 

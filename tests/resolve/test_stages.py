@@ -37,4 +37,4 @@ def test_the_stages_run_in_the_order_the_mode_lists_them(tmp_path: Path) -> None
     run_first = robust_with_stages(tmp_path, ("run", "part_scoped")).grade(output)
     scoped_first = robust_with_stages(tmp_path, ("part_scoped", "run")).grade(output)
     assert (run_first.failure, run_first.detail) == ("conflicting", "a run of answers with different letters: A, C")
-    assert (scoped_first.failure, scoped_first.detail) == ("no_answer", "an answer scoped to one part only")
+    assert (scoped_first.failure, scoped_first.detail) == ("conflicting", "one answer per part (A, C), no overall answer")

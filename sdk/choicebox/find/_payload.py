@@ -520,6 +520,8 @@ def _read_from(
         citation = citation_before(text, p, n, citations)
         if citation is not None:
             return PayloadReading("letter", (citation.letter,), citation.end, cited=True)
+    if token is None and citations and (cited_label := _cited_part_label(text, p, n, citations)) is not None:
+        return cited_label
     if token is None:
         return _read_value(text, p, n)
     end, letter, opened, closed = token
@@ -574,6 +576,19 @@ def _read_from(
     return PayloadReading("letter", distinct, end, tail=tail.group(1) if tail else "")
 
 
+def _cited_part_label(text: str, p: int, n: int, citations: OptionWords) -> PayloadReading | None:
+    """"(d) Alexander Fleming, who ...": a lowercase letter in brackets followed by some text reads
+    as a part label ("(a) 1/2"), except when that text is its own option's: then it cites the
+    option (rule 5), as "(D) Alexander Fleming" does."""
+    if not (text.startswith("(", p) and p + 2 < n and text[p + 2] == ")" and text[p + 1].islower()):
+        return None
+    letter = text[p + 1].upper()
+    cited = citation_after(text, p + 3, letter, citations)
+    if cited == -1:
+        return None
+    return PayloadReading("letter", (letter,), cited, tail=text[p + 3 : cited].lstrip(" \t.):-–—*_"), cited=True)
+
+
 def _read_value(text: str, p: int, n: int) -> PayloadReading:
     """No letter at ``p``: "no option is right", a value, or nothing."""
     stop = min(n, p + 200)
@@ -604,8 +619,9 @@ def _letter_classes(options: tuple[str, ...]) -> bytes:
 
 
 def has_readable_letter(text: str, options: Collection[str], stop: int | None = None) -> bool:
-    """Whether ``text[:stop]`` holds an option letter that ``letter_token`` reads: a letter a
-    finder could take as an answer ("A car", "x = B", "U.S." are none).
+    """Whether ``text[:stop]`` holds an option letter that ``letter_token`` reads, a lowercase
+    letter named as an option ("option b") or in brackets ("(d)", which may cite option D): a
+    letter a finder could take as an answer ("A car", "x = B", "U.S." are none).
 
     The places a letter can stand are found with C-speed searches (a capital standing alone, a
     lowercase letter in or before a bracket, a lowercase letter ending its line or the text) and
@@ -638,7 +654,7 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
             after = at + 1
             while after < n and text[after] in " \t":
                 after += 1
-            if after < n and text[after].islower() and reads(at):
+            if after < n and text[after].islower() and (reads(at) or _cited_label_may_stand(text, opener, after, options)):
                 return True
             at = text.find(opener, at + 1, end)
     for closer in (*")]}", "\n"):
@@ -661,4 +677,27 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
                 and reads(before)
             ):
                 return True
+    # "Therefore option b is correct.": a lowercase letter named as an option or a choice.
+    for lead in _LETTER_LEADS:
+        at = text.find(lead, 0, end)
+        while at != -1:
+            q = at + len(lead)
+            if (
+                q < end
+                and text[q].islower()
+                and text[q].upper() in options
+                and (q + 1 == n or not text[q + 1].isalnum())
+                and (at == 0 or not text[at - 1].isalnum())
+            ):
+                return True
+            at = text.find(lead, at + 1, end)
     return False
+
+
+_LETTER_LEADS: Final = ("option ", "Option ", "choice ", "Choice ")
+
+
+def _cited_label_may_stand(text: str, opener: str, at: int, options: Collection[str]) -> bool:
+    """"(d)" at ``at - 1``: a part label to ``letter_token``, but the citation of option D when
+    D's own text follows ("(d) Alexander Fleming"), which only a reader with the options tells."""
+    return opener == "(" == text[at - 1] and text.startswith(")", at + 1) and text[at].upper() in options

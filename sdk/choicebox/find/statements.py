@@ -121,6 +121,13 @@ def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     )
 
 
+# A part named before the statement: "for part (a) the answer is E", "in the second part, the answer is".
+_PART_BEFORE: Final = re.compile(
+    r"\b(?:for|in)\s++(?:the\s++)?(?:(?:part|question|sub-?question)\s*+\(?[a-h1-9ivx]{1,3}\)?|\([a-h1-9]\)|"
+    r"(?:first|second|third|fourth|fifth|last|1st|2nd|3rd)\s++(?:part|question))[,:]?\s++(?:the\s++)?$"
+)
+
+
 def _is_json_key(low: str, a: int, z: int) -> bool:
     """The word ``low[a:z]`` is a quoted JSON key: ``{"choice": "J"}``."""
     return low[a - 1 : a] == '"' and low[z : z + 1] == '"' and low[z + 1 : z + 3].lstrip()[:1] == ":"
@@ -238,7 +245,7 @@ class AnswerStatement(PicksOne):
             if (heading or link in ("", "-", "–", "—")) and reading.kind not in readable:
                 continue
             final = bool(qualifier) and self._final.search(qualifier) is not None
-            part = rest.group("part") is not None
+            part = rest.group("part") is not None or _PART_BEFORE.search(low, max(0, head - 40), head) is not None
             how = "answer statement" if noun_is_primary else "qualified option statement"
             if heading:
                 how = f"{how} (a heading, the payload under it)"
@@ -346,6 +353,12 @@ class AnswerStatement(PicksOne):
 # --- "Antwort: C", "la respuesta es (B)" ---------------------------------------------------------
 
 
+def _opens_clause(low: str, at: int) -> bool:
+    """Only blanks and markdown stand between ``at`` and the text's start, a line's or a clause's."""
+    before = low[max(0, at - 40) : at].rstrip(" \t*_#>")
+    return not before or before[-1] in "\n.!?,;:，。"
+
+
 def _bounded(label: str) -> str:
     """The label as a pattern; labels in scripts that separate words must stand as words."""
     pattern = alternation((label,))
@@ -361,7 +374,8 @@ class AnswerLabel(PicksOne):
     """An answer label followed by a colon ("Antwort: C", "答案：C", "الإجابة: ب"), or an answer
     phrase followed by its payload ("Die Antwort ist (D)", "答えは B").
 
-    ``labels`` need a colon after them, ``phrases`` do not; both are literal, any script.
+    ``labels`` need a colon after them (or a spaced dash, or a bracketed letter: "ответ (H)"),
+    ``phrases`` do not; both are literal, any script.
     """
 
     labels: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
@@ -373,7 +387,12 @@ class AnswerLabel(PicksOne):
     _first_letters: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        alternatives = [rf"{_bounded(label)}[ \t*_]*+[:：]" for label in self.labels]
+        # A label links to its payload by a colon; where it opens its clause, as "Answer" does,
+        # also by a spaced dash or by a bracketed letter right after it ("Следовательно, ответ
+        # (H)."; "habitat selection (G)" is prose). ``find`` checks the clause.
+        labels = "|".join(_bounded(label) for label in self.labels)
+        link = r"(?:[ \t*_]*+[:：]|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
+        alternatives = [rf"(?:{labels}){link}"] if self.labels else []
         alternatives += [rf"{_bounded(phrase)}[ \t*_]*+" for phrase in self.phrases]
         pattern = "|".join(alternatives) or "(?!)"
         object.__setattr__(self, "_pattern", re.compile(pattern))
@@ -396,6 +415,8 @@ class AnswerLabel(PicksOne):
         citations = context.features.citations()
         found = []
         for match in self._pattern.finditer(low):
+            if match["loose"] is not None and not _opens_clause(low, match.start()):
+                continue
             reading = read_at(text, match.end(), min(len(text), match.end() + 200), citations=citations)
             if self.payload == "strict":
                 reading = _strictly(context, reading)

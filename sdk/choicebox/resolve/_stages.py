@@ -246,6 +246,13 @@ def part_scoped(policy: Vocabulary, s: Settling) -> Decision | None:
     commitments = [c for c in statements if c.kind == "commitment"]
     if commitments and all(c.part for c in commitments):
         s.fates.mark(statements, "conflicting", "scoped to one part")
+        parts = [c for c in s.live if c.kind == "commitment" and c.part]
+        letters = list(dict.fromkeys(c.letters[0] for c in parts))
+        if len(letters) > 1:
+            # "For part (a) the answer is E, for part (b) the answer is D": one letter per part
+            # and no overall answer (rule 2).
+            s.fates.mark(parts, "conflicting", "one answer per part")
+            return _failure("conflicting", f"one answer per part ({', '.join(letters)}), no overall answer"), None
         return _failure("no_answer", "an answer scoped to one part only"), None
     return None
 

@@ -44,6 +44,9 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "सही उत्तर C है।",  # "the correct answer C is": the verb after the letter
         "Letter: C",
         "Option Selected: C",
+        "Следовательно, ответ (C).",  # opening its clause, a label links to a bracketed letter
+        "Antwort (C)",
+        "Ответ — C",  # or by a spaced dash
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:
@@ -61,12 +64,14 @@ def test_the_last_label_counts(label: Built) -> None:
 @pytest.mark.parametrize(
     "output",
     [
-        "Antwort C",  # a label needs its colon
+        "Antwort C",  # a label needs its colon (or a spaced dash, or a bracketed letter)
         "Antworten: C",  # a longer word
         "Antwort: optC",  # no letter: a value
         "Antwort: nicht B",
         "Antwort: A oder B",
         "The answer is C.",
+        "It shows habitat selection (C) and care.",  # a label word inside a clause is prose
+        "Die Antwort (C) ist falsch.",  # the same: "Antwort" does not open its clause
     ],
 )
 def test_it_reads_no_answer_without_a_labelled_letter(label: Built, output: str) -> None:

@@ -114,6 +114,37 @@ def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: st
     assert statement.outcome(output) == (None, "no_answer")
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "So for part (a) the answer is B, for part (b) the answer is D.",
+        "In the first part, the answer is B. In the second part, the answer is D.",
+        "For question 1 the answer is B; for question 2 the answer is D.",
+    ],
+)
+def test_a_part_named_before_the_statement_scopes_it(weighed: Built, output: str) -> None:
+    # The part stood only after the noun ("the answer to (a) is B"); named before it, the
+    # statements were read as one response's answers, and the last one won.
+    found = weighed.found(output)
+    assert [(c.letters, c.part) for c in found] == [(("B",), True), (("D",), True)]
+
+
+def test_in_robust_one_answer_per_part_named_before_it_is_no_answer() -> None:
+    from rule_files import ROBUST
+
+    verdict = ROBUST.grade("So for part (a) the answer is B, for part (b) the answer is D.")
+    assert (verdict.extracted_answer, verdict.reward) == (None, 0.0)
+
+
+def test_a_lowercase_bracketed_letter_with_its_own_options_text_cites_the_option(statement: Built) -> None:
+    # "(d) text" reads as a part label, unless the text is option D's own: then it cites D.
+    options = {"A": "Louis Pasteur", "B": "Robert Koch", "C": "Joseph Lister", "D": "Alexander Fleming"}
+    cited = "The correct answer is (d) Alexander Fleming, who discovered penicillin in 1928."
+    assert statement.outcome(cited, options=options) == ("D", None)
+    other = "The correct answer is (d) Robert Koch, who discovered penicillin in 1928."
+    assert statement.outcome(other, options=options) == (None, "no_answer")
+
+
 def test_under_a_heading_a_statement_of_no_option_is_read(weighed: Built) -> None:
     # Under a heading only a letter counted, so "no option" there went unread, and a letter the
     # response had only mentioned could become its answer.

@@ -36,6 +36,7 @@ def verdict(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Adding them up, making (C) the correct answer.",
         "Option C: optC is correct.",  # the option cited by letter and text, then judged
         "(A) is the correct answer. Then (C) is the correct answer.",  # the last
+        "So 2^4 = 16.\nTherefore option c is correct.",  # a lowercase letter named as an option
     ],
 )
 def test_it_reads_an_option_judged_the_answer(verdict: Built, output: str) -> None:

@@ -40,3 +40,20 @@ def test_an_overall_answer_after_a_scoped_one_counts() -> None:
 def test_a_run_without_a_commitment_is_not_scoped_to_a_part(tmp_path: Path) -> None:
     verdict = robust_with_stages(tmp_path, ["part_scoped"]).grade("The answer is (A) or (B).", options=TEN)
     assert (verdict.extracted_answer, verdict.failure) == (None, "ambiguous")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "So for part (a) the answer is E, for part (b) the answer is D, and for part (c) the answer is J.",
+        "The answer to (a) is (E).\nThe answer to (b) is (D).",
+    ],
+)
+def test_different_letters_one_per_part_conflict(output: str) -> None:
+    # One letter per part and no overall answer: unreconciled letters (rule 2), said as such.
+    verdict = ROBUST.grade(output, options=TEN)
+    assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")
+
+
+def test_the_same_letter_for_every_part_is_still_only_a_part(tmp_path: Path) -> None:
+    assert ROBUST.outcome("The answer to (a) is (C).\nThe answer to (b) is (C).", options=TEN) == (None, "no_answer")

@@ -33,7 +33,9 @@ def test_revision_decides_its_case(tmp_path: Path) -> None:
 
 
 def test_marked_later_parts_make_one_answer_per_part(tmp_path: Path) -> None:
-    output = "For part (i), the answer is C.\nFor part (ii), the answer is D."
+    # (A part named right before the noun, "For part (i), the answer is C", scopes the statement
+    # itself: stage part_scoped. Here the parts are marked only in the reasoning between.)
+    output = "For part (i), adding the forces, the answer is C.\nFor part (ii), adding them again, the answer is D."
     verdict = ROBUST.grade(output, options=TEN)
     assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")
     assert verdict.detail.startswith("one answer per part")
