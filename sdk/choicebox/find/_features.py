@@ -27,11 +27,22 @@ _WRAPPED: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname)\s*+\{([^{}]
 _NOISE: Final = re.compile(r"[\s$*_`~{}\\]++")
 
 
+# A run of superscript characters, an exponent: "²", "⁻¹", "¹⁰".
+_SUPERSCRIPT: Final = re.compile("[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_FROM_SUPERSCRIPT: Final = str.maketrans("⁺⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "+-0123456789")
+
+
+def _caret(exponent: re.Match[str]) -> str:
+    return "^" + exponent.group().translate(_FROM_SUPERSCRIPT)
+
+
 @functools.lru_cache(maxsize=65536)
 def norm_text(text: str) -> str:
     """Text as compared with an option's: NFKC, case-folded, LaTeX fractions and wrappers
-    unwrapped, blanks and markup dropped (``605 °F`` and ``605°F``, ``\\frac{1}{2}`` and ``1/2``
-    compare equal)."""
+    unwrapped, superscripts written as exponents, blanks and markup dropped (``605 °F`` and
+    ``605°F``, ``\\frac{1}{2}`` and ``1/2``, ``mm²`` and ``mm^2`` compare equal)."""
+    if not text.isascii() and _SUPERSCRIPT.search(text):
+        text = _SUPERSCRIPT.sub(_caret, text)  # "mm²" is "mm^2" (NFKC would make it "mm2")
     folded = unicodedata.normalize("NFKC", text).casefold()
     if "\\" in folded:
         folded = _FRAC.sub(r"\1/\2", folded)

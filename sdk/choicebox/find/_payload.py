@@ -192,7 +192,10 @@ _FORMS: Final = {"hedge": "several letters", "retract": "a letter withdrawn", "n
 _PRE: Final = re.compile(
     r"(?:[ \t\r*_`\"'“”‘’:：=>#~…]|\.{2,}|\[(?=\[)|\$++[ \t]*+(?:LETTER\b[ \t]*+\$*+[ \t]*+[:=]?)?|\\[(\[]|"
     r"\\(?:text|textbf|mathbf|mathrm|boxed|fbox|bf)\s*+\{|\{|"
-    r"\b(?:the\s++)?(?:option|choice|letter|answer)(?:\s++(?:is|number))?\b\s*+[:#]?|"
+    # The word for an option before its letter, in the languages the modes read: "Option E",
+    # "la letra E", "la lettre E", "a alternativa E", "opsi E", "вариант E".
+    r"\b(?:the\s++)?(?:option|choice|letter|answer|letra|lettre|lettera|opci[oó]n|op[cç][aã]o|alternativa|"
+    r"opsi|pilihan|вариант|seçenek|şık|phương\s++án|lựa\s++chọn)(?:\s++(?:is|number))?\b\s*+[:#]?|"
     r"\b(?:therefore|thus|then|likely|probably|clearly|definitely|indeed|still|now|simply|"
     r"actually|correctly|most\s++likely|approximately|about|around|roughly|nearly|"
     r"(?:closest|close|nearest)(?:\s++to)?|given\s++by|equal\s++to|that)\b)*+",
@@ -286,6 +289,10 @@ def _may_start(char: str, starts: str) -> bool:
     return char in starts or char.isspace() or not char.isascii()
 
 
+_OPEN_QUOTES: Final = ('"', "“")
+_CLOSE_QUOTES: Final = ('"', "”")
+
+
 def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> tuple[int, str, bool, bool] | None:
     """A letter token at ``position``: (its end, the letter uppercased, opened, closed), or None.
 
@@ -300,6 +307,9 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
     letter = match["L"]
     opened, closed = match["o"] is not None, match["c"] is not None
     after = match.end()
+    if not (opened or closed) and text[after : after + 1] in _CLOSE_QUOTES and text[position - 1 : position] in _OPEN_QUOTES:
+        # A letter in double quotes, a JSON string: {"answer": "h"}.
+        return after, letter.upper(), False, False
     if not (opened or closed):
         if (letter in "AaIi" or letter.islower()) and (
             (word := _WORD_AFTER.match(text, after, limit)) is not None

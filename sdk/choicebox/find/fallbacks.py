@@ -196,7 +196,8 @@ class ClosingValue(PicksOne):
     def find(self, context: Context) -> list[Candidate]:
         lo, hi = context.window
         text = context.folded[lo:hi].rstrip()
-        if not text or text[-1] not in _COMPLETE_END or len(context.options) < 2:
+        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**").
+        if not text or text.rstrip("*_")[-1:] not in _COMPLETE_END or len(context.options) < 2:
             return []
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
@@ -207,6 +208,15 @@ class ClosingValue(PicksOne):
         # ends in no blank (``text`` is stripped), so a search for its last sentence
         # (``(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$``) always matched at its start
         # and returned all of it, at the cost of a lazy scan of up to 2,000 characters.
+        emphasised = self._emphasised(context, line)
+        if emphasised is not None:
+            value, letter = emphasised
+            return [
+                context.candidate(
+                    "commitment", lo + line_start, lo + len(text), (letter,), value=value,
+                    how=f"the closing line's emphasis {value!r} is option {letter}'s content",
+                )
+            ]  # fmt: skip
         link = _last_result_link(line)
         if link is not None:
             value = line[link.end() :]
@@ -232,7 +242,36 @@ class ClosingValue(PicksOne):
             )
         ]  # fmt: skip
 
+    def _emphasised(self, context: Context, line: str) -> tuple[str, str] | None:
+        """(value, letter) when the closing line's bold spans give one option's whole content and
+        no other's: "So, Earth would simply **continue in its present orbit.**" (rule 5)."""
+        if ("**" not in line and "__" not in line) or _LIST_ITEM.match(line):
+            return None  # "6. **Lack of jobs**: ... not a reason": an item of a review, no conclusion
+        found: dict[str, str] = {}
+        for span in _EMPHASIS.finditer(line):
+            if line.startswith(":", span.end()):
+                continue  # "**Term**: its explanation": a heading of what follows
+            value = (span.group(1) or span.group(2)).strip()
+            about = _ABOUT.match(value)
+            if about is not None:
+                value = value[about.end() :]
+            if not value or len(value) > self.max_value:
+                continue
+            hits = context.features.matching_letters(value)
+            if len(hits) > 1:
+                return None  # a value that several options share names none of them
+            if hits:
+                found.setdefault(hits[0], value)
+        if len(found) != 1:
+            return None
+        [(letter, value)] = found.items()
+        return value, letter
 
+
+# A line that is an item of a list: "- ...", "* ...", "6. ...", "b) ...".
+_LIST_ITEM: Final = re.compile(r"[ \t>]*+(?:[-+•]|\*(?!\*)|\d{1,3}[.)]|[a-z][.)])[ \t]")
+# A bold span of a line: "**85 kg of ammonia**", "__Loop of Henle__".
+_EMPHASIS: Final = re.compile(r"\*\*([^*\n]{1,200}?)\*\*|__([^_\n]{1,200}?)__")
 _CLOSING: Final = re.compile(r"answer is[ \t]*+\(([a-z])\)[.*]?[ \t]*+$")
 @register_step_kind("closing_answer")
 @attrs.frozen(kw_only=True)

@@ -47,6 +47,16 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Следовательно, ответ (C).",  # opening its clause, a label links to a bracketed letter
         "Antwort (C)",
         "Ответ — C",  # or by a spaced dash
+        "Câu trả lời: C",
+        "Câu trả lời đúng là C.",
+        # the word for an option before the letter, in the language of the label
+        "La respuesta correcta es la letra C.",
+        "La respuesta correcta es la opción C.",
+        "A resposta correta é a letra C.",
+        "La bonne réponse est la lettre C.",
+        "La risposta corretta è la lettera C.",
+        "Jawaban yang benar adalah opsi C.",
+        "Правильный ответ: вариант C.",
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:

@@ -53,6 +53,7 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "[Answer] B\n\n[Explanation] It fits.",  # a bracketed label
         "[Final Answer] B",
         '{"choice": "B", "why": "it fits"}',  # a JSON key names the option
+        '{"answer": "b", "explanation": "it fits"}',  # a lowercase letter in quotes is a letter
         "Correct answer → B",  # an arrow links
     ],
 )

@@ -37,6 +37,11 @@ def closing(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("The net force is about 12 N.", "C"),  # a hedge word before the value
         ("Summing up, the grating gives us:\n\n300 lines per mm.", "B"),  # the link closes the line before
         ("So the answer set is:\n[3, 4]", "D"),  # a value that closes with a bracket
+        # the closing line's emphasis gives one option's content, whatever leads to it (rule 5)
+        ("Working it out.\n\nSo, about **12 N** acts on the block.", "C"),
+        ("So the grating would simply have **200 lines per mm.**", "A"),
+        ("So the structure responsible is the __300 lines per mm__.", "B"),
+        ("So the net force is approximately **12 N**, as expected.", "C"),
     ],
 )
 def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, output: str, letter: str) -> None:
@@ -53,10 +58,22 @@ def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, o
         "If the force is 12 N, then x.",  # supposed
         "The force is 12 N. We are done.",  # not at the close
         "The forces are listed below.\n12 N",  # no link closes the line before the value
+        "So it is **12 N** or **200 lines per mm**.",  # the emphasis gives two options
+        "Reviewing them:\n\n3. **12 N**: too small, not the reason.",  # an item of a review
+        "So **12 N**: the weight, not the answer.",  # a heading of what follows
     ],
 )
 def test_it_reads_no_answer_without_one_options_content_closing_the_output(closing: Built, output: str) -> None:
     assert closing.outcome(output, options=VALUES) == (None, "no_answer")
+
+
+def test_superscripts_compare_as_exponents() -> None:
+    # "mm²" was "mm2" after NFKC, so a value in superscripts matched no option written with "^".
+    from choicebox.find._features import norm_text
+
+    assert norm_text("1 kW/mm²") == norm_text("1Kw/mm^2")
+    assert norm_text("7.5 × 10⁻¹ m") == norm_text("7.5 × 10^{-1} m")
+    assert norm_text("1 kW/mm²") != norm_text("1 kW/mm2^")
 
 
 def test_it_is_weighed_as_a_commitment_by_the_conclusion_policy(tmp_path: Path) -> None:
