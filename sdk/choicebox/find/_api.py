@@ -193,10 +193,14 @@ class Context:
 
     @property
     def low(self) -> str | None:
-        """``folded`` lowercased, or ``None`` when that would change its length (rare scripts)."""
+        """``folded`` lowercased ("İ" as "i"), or ``None`` when that would change its length."""
         if self._low is False:
             folded = self.folded
             low = self.lowered() if folded is self.text else folded.lower()
+            if len(low) != len(folded):
+                # "İ" (Turkish) lowercases to two characters, the one letter that does: as "i",
+                # the text keeps its length ("İstanbul'un Fethi ... Doğru cevap **C**").
+                low = folded.replace("İ", "i").lower()
             self._low = low if len(low) == len(folded) else None
         return self._low  # type: ignore[return-value]
 

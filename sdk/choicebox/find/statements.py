@@ -436,6 +436,8 @@ _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 _PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\()")
 
 
+# "So C it is.": the letter, then the idiom that closes the clause.
+_IT_IS: Final = re.compile(r"[*_)\]]*+[ \t]++it[ \t]++is[*_]*+[ \t]*+(?:[.!]|$|\n)")
 _MODAL: Final = re.compile(r"\b(?:would|could)\b")
 # A condition that is the choice itself: "if I had to choose", "if forced to pick", "if I must guess".
 _FORCED_CHOICE: Final = re.compile(
@@ -635,7 +637,8 @@ class ConcludingSentence(PicksOne):
             )
             if candidate is None or candidate.kind != "commitment" or candidate.letters[0] not in context.options:
                 continue
-            # The letter closes its clause ("So, B."), or the option's text follows it ("So, B. Bent").
-            if reading.cited or _CLAUSE_END.match(text, reading.end):
+            # The letter closes its clause ("So, B.", "So C it is."), or the option's text follows
+            # it ("So, B. Bent").
+            if reading.cited or _CLAUSE_END.match(text, reading.end) or _IT_IS.match(text, reading.end):
                 found.append(candidate)
         return found

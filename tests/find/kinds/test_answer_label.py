@@ -63,6 +63,12 @@ def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) 
     assert label.outcome(output) == ("C", None)
 
 
+def test_a_text_with_a_dotted_capital_i_is_read(label: Built) -> None:
+    # "İ" lowercases to two characters: the lowercased text was refused as misaligned, and no
+    # label was looked for in a Turkish response that named Istanbul.
+    assert label.outcome("İstanbul'un fethi 1453 yılındadır.\n\nDoğru cevap **C** şıkkıdır.") == ("C", None)
+
+
 def test_it_reads_letters_of_other_scripts(label: Built) -> None:
     assert label.outcome("الإجابة: ب") == ("B", None)
 

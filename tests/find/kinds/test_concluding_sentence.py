@@ -43,6 +43,7 @@ def concluding(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "In conclusion: **B**.",
         "Thus B. optB",  # the letter and its option's text
         "So, A. Then, after more work. Thus, B.",  # the last
+        "Counting the carbons gives six. So B it is.",  # the idiom that closes the clause
     ],
 )
 def test_it_reads_the_letter_closing_a_concluding_sentence(concluding: Built, output: str) -> None:
@@ -60,6 +61,7 @@ def test_it_reads_the_letter_closing_a_concluding_sentence(concluding: Built, ou
         "So, E.",  # no option
         "So, A or B.",  # several letters
         "B, so to speak.",
+        "So B it is possible to rule out.",  # "it is" that does not close the clause
     ],
 )
 def test_it_reads_no_answer_unless_a_concluding_word_opens_and_a_letter_closes(concluding: Built, output: str) -> None:
