@@ -23,6 +23,14 @@ from ._vocab import alternation, nonempty_words, required_words, valid_words, wo
 
 __all__ = ["OtherQuestions"]
 
+# A follow-up question a base model writes after its answer: a line numbered 2 or more that asks
+# a question, then a line of lettered options ("2. In what year was ...?\n   A. 1776"). Options the
+# same as this question's make no foreign listing, so only the question line tells it apart;
+# the scope ends there only after an answer (``Conclusion._scope``), so a response that restates
+# this question before answering it is read whole.
+_NUMBERED_QUESTION: Final = re.compile(
+    r"(?m)^[ \t]*+(?P<n>(?:[2-9]|[1-9]\d)[.)])[ \t]++[^\n]{8,300}\?[ \t]*+\n[ \t]*+[*_]*+\(?a[.):]"
+)
 _OPTIONS_LINE: Final = re.compile(r"(?m)^[ \t]*+[*_]*+options?[*_]*+[ \t]*+:[ \t]*+$")
 _NUMBERED_RECAP: Final = re.compile(
     r"\(1\)\s*+\(?[a-j]\)?\s*+[,;]\s*+\(2\)\s*+\(?[a-j]\)?"
@@ -111,6 +119,15 @@ class OtherQuestions:
             for match in self._section.finditer(low):
                 at = match.start("rule") if match.group("rule") else match.start()
                 found.append(context.candidate("other_question", at, at, value="section", how="a section break"))
+        if "?\n" in low:
+            numbered = _NUMBERED_QUESTION.search(low)
+            if numbered is not None:
+                found.append(
+                    context.candidate(
+                        "other_question", numbered.start("n"), numbered.start("n"), value="numbered",
+                        how="a numbered question with its own options",
+                    )
+                )  # fmt: skip
         listing = self._foreign_listing(context)
         if listing is not None:
             found.append(

@@ -49,6 +49,12 @@ MARKED = {
     "a section break": ("The answer is (B).\n\n===\n\nThe answer is (C).", ("B", None), (None, "conflicting")),
     "a named section": ("The answer is (B).\n\n== response ==\nThe answer is (A)", ("B", None), (None, "conflicting")),
     "a prompt echo": ("The answer is (B).\nYou are a knowledge expert. The answer is (A).", ("B", None), ("A", None)),
+    # a base model's numbered follow-up question, its options the same as this question's
+    "a numbered question": (
+        "The answer is (B).\n\n2. Which gas do plants take in?\n   A. optA\n   B. optB\n   The answer is (A).",
+        ("B", None),
+        ("A", None),
+    ),
 }
 
 
@@ -66,6 +72,8 @@ def test_it_marks_where_text_about_another_question_starts(scoped: Built, unscop
         "The answer is (B). That answers the question.",
         "Question: Which gas makes up most of the atmosphere?\nThe answer is (B).",  # its own heading
         "Question: What is 2 + 2?\nThe answer is (A).\n\nQuestion: Which gas makes up most of the atmosphere?\nThe answer is (B).",
+        # a numbered question before any answer: the response's own restatement, read whole
+        "2. Which gas makes up most of the atmosphere?\nA. optA\nB. optB\nThe answer is (B).",
     ],
 )
 def test_it_keeps_the_text_about_the_samples_own_question(scoped: Built, output: str) -> None:
