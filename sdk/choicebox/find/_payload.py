@@ -186,11 +186,17 @@ class PayloadReading(NamedTuple):
 _FORMS: Final = {"hedge": "several letters", "retract": "a letter withdrawn", "none": "no option"}
 
 
+# Marks that point at or tick an answer, decoration around a payload: "👉 **J**", "✅ B",
+# "Option (B) ✔" (with the emoji variation selector that often follows them).
+ANSWER_MARKS: Final = "✅✔✓☑👉➡▶►\ufe0f"
+
 # Decoration that may stand before the letter: blanks, markdown, quotes, a colon, "=", "$", the
 # prompt's "$LETTER" placeholder echoed, LaTeX wrappers, the words option/choice/letter/answer,
 # and adverbs ("therefore", "approximately", "closest to").
 _PRE: Final = re.compile(
-    r"(?:[ \t\r*_`\"'“”‘’:：=>#~…]|\.{2,}|\[(?=\[)|\$++[ \t]*+(?:LETTER\b[ \t]*+\$*+[ \t]*+[:=]?)?|\\[(\[]|"
+    rf"(?:[ \t\r*_`\"'“”‘’:：=>#~…{ANSWER_MARKS}]|\.{{2,}}|\[(?=\[)|\$++[ \t]*+(?:LETTER\b[ \t]*+\$*+[ \t]*+[:=]?)?|\\[(\[]|"
+    # an inline HTML tag: "Final answer: <b>A</b>"
+    r"<(?:b|strong|i|em|u|mark|code|span)>|"
     r"\\(?:text|textbf|mathbf|mathrm|boxed|fbox|bf)\s*+\{|\{|"
     # The word for an option before its letter, in the languages the modes read: "Option E",
     # "la letra E", "la lettre E", "a alternativa E", "opsi E", "вариант E".
@@ -262,7 +268,7 @@ _CITATION_BESIDE: Final = re.compile(r"[ \t.]*+[,;|/]?[ \t]*+(?:(?:and|or)[ \t]+
 _LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<L>[A-Za-z])[.):][*_]*+[ \t]++\S")
 # A list item's bullet: "- ", "* ", "+ ", "• " ("**D**" is emphasis, not a bullet).
 _BULLET: Final = re.compile(r"[-+•*][ \t]++")
-_FILLS_LINE: Final = re.compile(r"[\s*_`'\".!)\]]*+$")
+_FILLS_LINE: Final = re.compile(rf"[\s*_`'\".!)\]{ANSWER_MARKS}]*+$")
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
 # markdown emphasis, not math: "*" and "_" count only before an operand.
@@ -316,7 +322,12 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
             and word.group(1) not in _LETTER_VERBS
         ):
             return None
-        if after < limit and _may_start(text[after], _MATHY_STARTS) and _MATHY_AFTER.match(text, after, limit):
+        if (
+            after < limit
+            and _may_start(text[after], _MATHY_STARTS)
+            and not text.startswith("</", after)  # "<b>A</b>": a closing tag, not "A < B"
+            and _MATHY_AFTER.match(text, after, limit)
+        ):
             return None
         if letter.islower() and (strict_end or not _LOWER_END.match(text, after, limit)):
             return None

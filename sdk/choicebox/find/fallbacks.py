@@ -30,7 +30,7 @@ __all__ = ["ClosingAnswer", "ClosingValue", "StrayLetter"]
 
 # "option (A)", "(B)" closing a sentence, "..., or C." closing a line.
 _STRAY: Final = re.compile(
-    r"(?:\b(?:option|choice)\s++\(?(?P<L1>[A-Z])\)?|(?<![\w\\^_)\]])\((?P<L2>[A-Z])\)"
+    r"(?:\b(?:option|choice)\s++[*_]*+\(?(?P<L1>[A-Z])\)?|(?<![\w\\^_)\]])\((?P<L2>[A-Z])\)"
     r"|\bor\s++(?P<L3>[A-Z])(?=[.!]?[ \t]*+(?:\n|$)))"
     r"[*_]*+(?P<end>(?=\s*+(?:[.!]|$|\n|,\s*+(?:which|as|since|because)))|[ \t]++(?=[^\n]))"
 )

@@ -208,7 +208,8 @@ class AnswerStatement(PicksOne):
                 r"(?:\s++(?:to|for)\s++(?:this|the|your|the\s++given|the\s++above)\s++"
                 r"(?:question|problem|multiple[-\s]choice\s++question))?"
                 # "[Answer] A": a bracketed label (``find`` checks the bracket that opens it).
-                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=→])|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
+                # "| **Answer** | **G** |": a table row, the answer in the next cell.
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=→]|[ \t]*+\|(?=[ \t*_(]))|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
                 # A heading: "### Final Answer", "**Final Answer**" alone on its line.
                 r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
             ),
@@ -229,6 +230,8 @@ class AnswerStatement(PicksOne):
             link = rest.group("link").strip()
             if link == "]" and (head == 0 or low[head - 1] != "["):
                 continue  # "the answer] B": a bracket closes only the label it opened
+            if link == "|" and not low[max(0, head - 8) : head].rstrip(" \t*_").endswith("|"):
+                continue  # a bar links only a table's cells: "| Answer | G |"
             reading = read_at(text, rest.end(), min(len(text), rest.end() + MAX_PAYLOAD), citations=citations)
             if self.payload == "strict":
                 reading = _strictly(context, reading)
@@ -242,7 +245,7 @@ class AnswerStatement(PicksOne):
             # "our answer (B)": without a link verb only a letter counts; under a heading a
             # statement of no option too ("## Final Answer\nNone of the options matches").
             readable = ("letter", "retract", "value", "none") if heading else ("letter", "retract", "value")
-            if (heading or link in ("", "-", "–", "—")) and reading.kind not in readable:
+            if (heading or link in ("", "-", "–", "—", "|")) and reading.kind not in readable:
                 continue
             final = bool(qualifier) and self._final.search(qualifier) is not None
             part = rest.group("part") is not None or _PART_BEFORE.search(low, max(0, head - 40), head) is not None
@@ -261,7 +264,7 @@ class AnswerStatement(PicksOne):
                 candidate = _option_by_text(context, candidate)
                 if candidate is None:
                     continue
-            if candidate.kind == "value" and link in ("", "-", "–", "—"):
+            if candidate.kind == "value" and link in ("", "-", "–", "—", "|"):
                 continue  # without a link only a letter, or an option cited by its text, counts
             if candidate.kind == "value":
                 lettered = self._letter_after_value(context, reading, head, final=final, part=part)

@@ -11,7 +11,7 @@ import attrs
 from choicebox._errors import ParameterError
 from choicebox._letters import match_option_text
 from choicebox.find._features import norm_text
-from choicebox.find._payload import Payload, read_payload
+from choicebox.find._payload import ANSWER_MARKS, Payload, read_payload
 
 from ._api import (
     Candidate,
@@ -159,8 +159,12 @@ class StandaloneLetter:
 
     def _lone(self, line: str, context: Context) -> Payload | None:
         """The payload of a line that is a lone letter (or a letter list), else ``None``."""
+        line = line.strip(_MARKS_AND_BLANKS)  # "👉 **J**", "✅ B", "Option (B) ✔"
         if not line or len(line) > 24 or _LISTING_RE.match(line):
             return None
+        named = _NAMED_LETTER.fullmatch(line)
+        if named is not None:
+            line = named.group(1)  # "Option (B)": the letter, named as an option
         payload = read_payload(
             line, context.options, option_text=False, last_letter=False, lowercase=self.lowercase
         )
@@ -172,6 +176,8 @@ class StandaloneLetter:
 
 
 _STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])")
+_MARKS_AND_BLANKS: Final = ANSWER_MARKS + " \t"
+_NAMED_LETTER: Final = re.compile(r"[*_]*+(?i:option|choice)[ \t]++([*_]*+(?:\([A-Z]\)|[A-Z])[*_]*+)[*_.]*+")
 _WHOLE_MAX: Final = 300
 _WHOLE_LETTER: Final = re.compile(
     r"[\s*_`$\"'(\[]*+(?:(?:option|choice|answer)\s*+[:#]?\s*+)?[(\[]?(?P<letter>[A-Za-z])"

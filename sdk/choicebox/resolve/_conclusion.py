@@ -124,9 +124,10 @@ class Conclusion:
         set_("_revision", re.compile(rf"\b{alternation(self.revision_cues)}\b", re.IGNORECASE))
         words = alternation(self.part_words)
         later = alternation(self.later_parts)
-        # A part marker opens a sentence or a line. The blanks and markup before it are taken
-        # possessively from the first one, so a run of 20,000 blank lines is scanned once.
-        opener = r"(?:^|(?<![*_#\s])\n|[.!?:]\s)[*_#\s]*+"
+        # A part marker opens a sentence (its end mark maybe inside bold: "(D).**"), a line or a
+        # list item. The blanks and markup before it are taken possessively from the first one, so
+        # a run of 20,000 blank lines is scanned once.
+        opener = r"(?:^|(?<![*_#\s])\n|[.!?:][*_]*+\s)[*_#\s]*+(?:[-•][ \t]++[*_]*+)?"
         set_(
             "_later_part",
             re.compile(

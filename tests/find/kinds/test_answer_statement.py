@@ -55,6 +55,11 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         '{"choice": "B", "why": "it fits"}',  # a JSON key names the option
         '{"answer": "b", "explanation": "it fits"}',  # a lowercase letter in quotes is a letter
         "Correct answer → B",  # an arrow links
+        "<p>Final answer: <b>B</b></p>",  # an inline HTML tag around the letter
+        "Selected option: B",
+        "My chosen answer is (B).",
+        "The letter is B.",
+        "| Quantity | Value |\n|---|---|\n| ΔS | 0 |\n| **Answer** | **B** |",  # a table's answer row
     ],
 )
 def test_it_reads_the_letter_an_answer_statement_gives(statement: Built, output: str) -> None:
@@ -109,6 +114,8 @@ def test_a_final_qualifier_marks_a_final_answer_and_a_part_a_scoped_one(weighed:
         "We need the answer.\nIt is B.",
         "Fill in the answer] B",  # a bracket that closes no label
         'One "choice" is B.',  # a quoted word, no JSON key
+        "| Option | Answer | Why |\n|---|---|---|\n| B | no | x |",  # a header cell names no answer
+        "The answer | B",  # a bar links only a table's cells
     ],
 )
 def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: str) -> None:

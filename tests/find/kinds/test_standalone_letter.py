@@ -20,8 +20,13 @@ def last_line(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 @pytest.mark.parametrize(
-    "output", ["B", "b", "B\n", "Thinking\nB", "Thinking\n(B)", "Thinking\n[B]", "Thinking\n**B.**", "Thinking\n$B$", "Thinking\nB."]
-)
+    "output",
+    [
+        "B", "b", "B\n", "Thinking\nB", "Thinking\n(B)", "Thinking\n[B]", "Thinking\n**B.**", "Thinking\n$B$", "Thinking\nB.",
+        # marks that point at or tick the answer, and the letter named as an option
+        "Thinking\n👉 **B**", "Thinking\n✅ B", "Thinking\nOption (B) ✔", "Thinking\n✔️ B",
+    ],
+)  # fmt: skip
 def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str) -> None:
     assert last_line.outcome(output) == ("B", None)
 
@@ -37,6 +42,8 @@ def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str)
         "Thinking\nnot B",  # an elimination
         "Thinking\nE",  # no option
         "Thinking\nI",
+        "Thinking\n✘ B",  # a cross is no tick
+        "Thinking\nOption (B) is out",
     ],
 )
 def test_it_reads_no_answer_without_a_lone_letter(last_line: Built, output: str) -> None:

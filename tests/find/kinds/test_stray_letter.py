@@ -33,6 +33,7 @@ def stray(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("The value matches (B).", "B"),
         ("The best fit is option B.", "B"),
         ("It was left to (B).", "B"),
+        ("It is 14.5 GHz, which corresponds to option **B**.", "B"),  # a letter in bold
     ],
 )
 def test_it_reads_a_letter_closing_a_sentence_as_a_choice(stray: Built, output: str, letter: str) -> None:

@@ -75,3 +75,27 @@ def test_a_concluding_no_option_never_makes_it_raise(tmp_path: Path) -> None:
     mode = robust_with_stages(tmp_path, ["hedge", "revision"])
     output = "The answer is (C). Let me think about it much more carefully now. The answer is none of the options."
     assert mode.outcome(output, options=TEN) == (None, "no_answer")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Case 1: removing playing time is negative punishment. The answer is (G).\n\n"
+        "Case 2: adding an embarrassment is positive punishment. The answer is (E).",
+        "- **Reading 1:** the promise merges into the deed. **The answer is (D).**\n\n"
+        "- **Reading 2:** the promise is collateral. **The answer is (E).**\n\nIt depends on the court.",
+        "Scenario 1 reads it one way, so the answer is (B).\nScenario 2 reads it the other way, so the answer is (F).",
+    ],
+)
+def test_one_answer_per_case_or_reading_is_conflicting(output: str) -> None:
+    # Answers to the cases or readings a response works through one by one, with nothing that
+    # chooses between them, are unreconciled letters (rule 2), not a revision.
+    assert ROBUST.outcome(output, options=TEN) == (None, "conflicting")
+
+
+def test_a_case_analysis_that_concludes_has_its_conclusion() -> None:
+    output = (
+        "Case 1: x > 0 gives the answer (A), which is impossible.\n"
+        "Case 2: x < 0 gives (E).\n\nFinal answer: (E)"
+    )
+    assert ROBUST.read(output, options=TEN) == "E"
