@@ -210,10 +210,20 @@ _CITATION_LEAD: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+\(?(?
 
 def _cited_before(context: Context, text: str, end: int) -> tuple[str, int] | None:
     """The option cited by its letter and its own text right before ``end``: (letter, start)."""
+    # "Option C (Not wrong, Wrong) is ...": the text may stand in brackets after its letter.
+    close = end
+    while close > 0 and text[close - 1] in " \t*_":
+        close -= 1
+    close -= 1  # the last character before the blanks
+    bracketed = close > 0 and text[close] == ")"
     for letter, words in context.features.citations().items():
-        start = text_ending_at(text, end, words)
+        start = text_ending_at(text, close if bracketed else end, words)
         if start == -1:
             continue
+        if bracketed:
+            if text[start - 1 : start] != "(":
+                continue
+            start -= 1
         lead = _CITATION_LEAD.search(text, max(0, start - 16), start)
         if lead is not None and lead["L"] == letter:
             return letter, lead.start()

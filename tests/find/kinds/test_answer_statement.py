@@ -60,6 +60,7 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "My chosen answer is (B).",
         "The letter is B.",
         "| Quantity | Value |\n|---|---|\n| ΔS | 0 |\n| **Answer** | **B** |",  # a table's answer row
+        "| Quantity | Value |\n|---|---|\n| **Matching option** | **B** |",
     ],
 )
 def test_it_reads_the_letter_an_answer_statement_gives(statement: Built, output: str) -> None:

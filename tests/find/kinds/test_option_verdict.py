@@ -37,6 +37,10 @@ def verdict(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Option C: optC is correct.",  # the option cited by letter and text, then judged
         "(A) is the correct answer. Then (C) is the correct answer.",  # the last
         "So 2^4 = 16.\nTherefore option c is correct.",  # a lowercase letter named as an option
+        "**C** is the only option that correctly captures the framework.",
+        "So C is the only choice that fits.",
+        "Option C (optC) is the only one consistent with this.",  # its text in brackets after it
+        "Option C (optC) is correct.",
     ],
 )
 def test_it_reads_an_option_judged_the_answer(verdict: Built, output: str) -> None:
@@ -69,6 +73,9 @@ def test_a_bare_capital_a_judged_in_a_sentence_of_its_own_is_option_a(verdict: B
         "(C) is correct for part (a)",
         "(E) is the correct answer.",  # no option
         "The answer is C.",
+        "C is the only option left to check, so let us look at it.",  # a description
+        "A is the only one that mentions heat.",
+        "Option C (optD) is correct.",  # another option's text in the brackets
     ],
 )
 def test_it_reads_no_answer_without_an_option_judged_the_answer(verdict: Built, output: str) -> None:
