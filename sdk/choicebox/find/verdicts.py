@@ -56,7 +56,9 @@ class OptionVerdict(PicksOne):
     """An option judged to be the answer: "(I) is the correct answer", "Option C is correct",
     "B is the best choice", ", making (C) the correct answer".
 
-    ``verdicts`` are the words that judge ("correct", "best", "the answer"), ``verbs`` what
+    ``verdicts`` are the words that judge ("correct", "best", "the answer"); ``closing_verdicts``
+    judge only where they close the sentence ("C is the one."; "C is the one that causes it" is
+    a description); ``verbs`` what
     links the letter to them ("is", "would be"). A bare "A" or "I" is English, and a letter after
     one of the ``conditions`` ("if", "whether", "suppose") is hypothetical. "(H) is true" counts
     only as a stray letter, and only when no other option is judged true or false.
@@ -65,6 +67,7 @@ class OptionVerdict(PicksOne):
     verdicts: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    closing_verdicts: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _anchor: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -76,6 +79,10 @@ class OptionVerdict(PicksOne):
     def __attrs_post_init__(self) -> None:
         verbs = alternation(self.verbs)
         verdicts = alternation(self.verdicts)
+        if self.closing_verdicts:
+            # A closing verdict only where its sentence ends, so that "is the only one
+            # consistent" is still tried as a verdict of its own.
+            verdicts = rf"{verdicts}|{alternation(self.closing_verdicts)}\b(?={_ENDS_SENTENCE.pattern})"
         # "making (C) the correct answer" ends in a letter; the verbs end in their last word.
         object.__setattr__(self, "_verb_ends", (last_words(self.verbs) or frozenset()) | {"as", "is"})
         object.__setattr__(
@@ -100,7 +107,7 @@ class OptionVerdict(PicksOne):
             self, "_condition", re.compile(rf"\b{alternation(self.conditions)}\b[^.\n]{{0,30}}$", re.IGNORECASE)
         )
         object.__setattr__(self, "_supposition", re.compile(rf"\b{alternation(self.conditions)}\b", re.IGNORECASE))
-        object.__setattr__(self, "_gates", required_words(self.verdicts) or ("",))
+        object.__setattr__(self, "_gates", required_words((*self.verdicts, *self.closing_verdicts)) or ("",))
 
     def _windows(self, low: str) -> list[tuple[int, int]]:
         """Windows of the text around each verdict word that a verb may precede: the patterns

@@ -41,6 +41,7 @@ def verdict(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "So C is the only choice that fits.",
         "Option C (optC) is the only one consistent with this.",  # its text in brackets after it
         "Option C (optC) is correct.",
+        "Assault and battery do not fit.\n\nC is the one.",  # a closing verdict closing its sentence
     ],
 )
 def test_it_reads_an_option_judged_the_answer(verdict: Built, output: str) -> None:
@@ -75,6 +76,7 @@ def test_a_bare_capital_a_judged_in_a_sentence_of_its_own_is_option_a(verdict: B
         "The answer is C.",
         "C is the only option left to check, so let us look at it.",  # a description
         "A is the only one that mentions heat.",
+        "C is the one that causes it.",  # a closing verdict that does not close the sentence
         "Option C (optD) is correct.",  # another option's text in the brackets
     ],
 )
@@ -132,3 +134,10 @@ def test_parameter_which_picks_the_first_or_the_last_verdict(tmp_path: Path, ver
     output = "(A) is the correct answer. Then (C) is the correct answer."
     assert verdict.read(output) == "C"
     assert _step(tmp_path, which="first").read(output) == "A"
+
+
+def test_parameter_closing_verdicts_judge_only_where_they_close_the_sentence(tmp_path: Path, verdict: Built) -> None:
+    assert verdict.read("So C is the one.") == "C"
+    without = _step(tmp_path, closing_verdicts=[])
+    assert without.read("So C is the one.") is None
+    assert without.read("C is the best choice.") == "C"
