@@ -639,6 +639,10 @@ def _letter_classes(options: tuple[str, ...]) -> bytes:
     return bytes(table)
 
 
+# What names a lowercase letter as an option: "option b is correct".
+_LETTER_LEADS: Final = ("option ", "Option ", "choice ", "Choice ")
+
+
 def has_readable_letter(text: str, options: Collection[str], stop: int | None = None) -> bool:
     """Whether ``text[:stop]`` holds an option letter that ``letter_token`` reads, a lowercase
     letter named as an option ("option b") or in brackets ("(d)", which may cite option D): a
@@ -713,9 +717,6 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
                 return True
             at = text.find(lead, at + 1, end)
     return False
-
-
-_LETTER_LEADS: Final = ("option ", "Option ", "choice ", "Choice ")
 
 
 def _cited_label_may_stand(text: str, opener: str, at: int, options: Collection[str]) -> bool:

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from choicebox._errors import ParameterError
 
 __all__ = [
+    "CLAUSE_ENDS",
     "alternation",
     "last_words",
     "nonempty_words",
@@ -196,8 +197,12 @@ def sentence_opening(text: str, position: int, *, reach: int = 300) -> int:
     return max(text.rfind(".", lo, position), text.rfind(";", lo, position), text.rfind("\n", lo, position), lo - 1) + 1
 
 
-def opens_sentence(low: str, at: int) -> bool:
+def opens_sentence(low: str, at: int, *, ends: str = ".!?:\n") -> bool:
     """Only markup stands between ``at`` and the end of the sentence or line before it (or the
-    text's start)."""
-    before = low[max(0, at - 8) : at].rstrip(" \t*_")
-    return not before or before[-1] in ".!?:\n"
+    text's start); with ``ends=CLAUSE_ENDS``, of the clause before it."""
+    before = low[max(0, at - 8) : at].rstrip(" \t*_#>")
+    return not before or before[-1] in ends
+
+
+# What ends a clause, for ``opens_sentence``: "Следовательно, ответ (H)" opens one.
+CLAUSE_ENDS: Final = ".!?:\n,;，。"

@@ -36,6 +36,7 @@ from ._api import (
     register_step_kind,
 )
 from ._vocab import (
+    CLAUSE_ENDS,
     alternation,
     last_words,
     nonempty_words,
@@ -356,12 +357,6 @@ class AnswerStatement(PicksOne):
 # --- "Antwort: C", "la respuesta es (B)" ---------------------------------------------------------
 
 
-def _opens_clause(low: str, at: int) -> bool:
-    """Only blanks and markdown stand between ``at`` and the text's start, a line's or a clause's."""
-    before = low[max(0, at - 40) : at].rstrip(" \t*_#>")
-    return not before or before[-1] in "\n.!?,;:，。"
-
-
 def _bounded(label: str) -> str:
     """The label as a pattern; labels in scripts that separate words must stand as words."""
     pattern = alternation((label,))
@@ -418,7 +413,7 @@ class AnswerLabel(PicksOne):
         citations = context.features.citations()
         found = []
         for match in self._pattern.finditer(low):
-            if match["loose"] is not None and not _opens_clause(low, match.start()):
+            if match["loose"] is not None and not opens_sentence(low, match.start(), ends=CLAUSE_ENDS):
                 continue
             reading = read_at(text, match.end(), min(len(text), match.end() + 200), citations=citations)
             if self.payload == "strict":
