@@ -279,7 +279,9 @@ _MATHY_AFTER: Final = re.compile(
     r"|\$?\s*+\\(?:cdot|times|in|le|ge)\b)"
 )
 _ROMAN_AFTER: Final = re.compile(r"[ \t]*+(?:,|and|&|or)[ \t]*+I{1,3}V?\b|[ \t]++only\b")
-_PART_LABEL_AFTER: Final = re.compile(r"[ \t]++(?:[-+$]?\d|[A-Z][a-z])")
+# What follows a part label: its value ("(a) 1/2", "(a) Paris") or its own answer letter ("(a) E,
+# (b) E, (c) J": one answer per part, not option A).
+_PART_LABEL_AFTER: Final = re.compile(r"[ \t]++(?:[-+$]?\d|[A-Z][a-z]|\(?[A-Z]\)?(?![\w'’]))")
 BRACKETED_LETTER: Final = re.compile(r"(?<![\w\\^_)\]])\(([A-Z])\)")
 # The ASCII characters a match of each pattern can start with (a pattern is run only when the
 # character at the position is one of them, or not ASCII): a failed ``match`` call costs more

@@ -37,6 +37,7 @@ _STRAY: Final = re.compile(
 # "(I) 10,000 years ago.": the letter followed by option-like text up to its sentence's end.
 _TAIL_AFTER_SPACE: Final = re.compile(r"((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*(?:\n|$))")
 _BRACKETED: Final = re.compile(r"\(([A-Z])\)")
+_NAMED: Final = re.compile(r"\b(?i:option|choice)\s++[*_]*+\(?([A-Z])\b")
 _PARTS: Final = 3
 
 
@@ -122,6 +123,8 @@ class StrayLetter(PicksOne):
                 continue
             if {m.group(1) for m in _BRACKETED.finditer(sentence)} - {letter}:
                 continue  # "(A) ..., (B) ..., (C)": a listing of options, not a choice
+            if {m.group(1) for m in _NAMED.finditer(sentence)} - {letter}:
+                continue  # "part (a) by option D and part (b) by option G": several options, no choice
             at = match.start()
             if not line[0] <= at < line[1]:  # asked once per line: the answer is the line's
                 eol = text.find("\n", at)

@@ -11,7 +11,7 @@ import attrs
 from choicebox._errors import ParameterError
 from choicebox._letters import match_option_text
 from choicebox.find._features import norm_text
-from choicebox.find._payload import ANSWER_MARKS, Payload, read_payload
+from choicebox.find._payload import ANSWER_MARKS, Payload, has_readable_letter, read_payload
 
 from ._api import (
     Candidate,
@@ -56,7 +56,7 @@ def _listed(letter: str, other: str | None, position: int) -> Extraction | None:
     )
 
 
-_LISTING_RE: Final = re.compile(r"^\(?[A-Za-z][):.]\s+\S")
+_LISTING_RE: Final = re.compile(r"^\(?(?P<L>[A-Za-z])[):.]\s+\S")
 
 
 @register_step_kind("option_text")
@@ -149,7 +149,13 @@ class StandaloneLetter:
         if payload is None:
             return None
         if payload.kind == "letter" and payload.letter is not None and self.scope == "last_line":
-            previous = self._lone(_line_before(context.text, position), context)
+            before = _line_before(context.text, position)
+            item = _LISTING_RE.match(before)
+            if item is not None and ord(payload.letter) == ord(item["L"].upper()) + 1:
+                # "B: no mitochondria ...\nC:", "(F) means ...\n(G)": the options listed one a
+                # line and cut off at the next letter, not an answer.
+                return None
+            previous = self._lone(before, context)
             listed = _listed(
                 payload.letter, previous.letter if previous is not None else None, position
             )
@@ -179,9 +185,13 @@ _STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-
 _MARKS_AND_BLANKS: Final = ANSWER_MARKS + " \t"
 _NAMED_LETTER: Final = re.compile(r"[*_]*+(?i:option|choice)[ \t]++([*_]*+(?:\([A-Z]\)|[A-Z])[*_]*+)[*_.]*+")
 _WHOLE_MAX: Final = 300
+# A predicate after the letter: "D) is wrong" says something of D, it does not choose it.
+_PREDICATE: Final = re.compile(r"(?i:is|are|was|were|isn't|not|cannot|can't|seems|would|could|may|might)\b")
+# Another option marker in the text after a whole output's letter: "A) 2 B) 3", "(A) x (B) y".
+_OTHER_LETTER: Final = re.compile(r"(?:^|\s)\(?[A-Z][).:](?:\s|$)")
 _WHOLE_LETTER: Final = re.compile(
-    r"[\s*_`$\"'(\[]*+(?:(?:option|choice|answer)\s*+[:#]?\s*+)?[(\[]?(?P<letter>[A-Za-z])"
-    r"(?:[)\].:]|\s*+[-–—])?[*_`$\"')\]]*+\s*+(?P<rest>.*)",
+    r"[\s*_`$\"'(\[]*+(?:(?:option|choice|answer)\s*+[:#]?\s*+)?(?P<opened>[(\[])?(?P<letter>[A-Za-z])"
+    r"(?:[.:]|(?P<joint>[)\]]|\s*+[-–—]))?[*_`$\"')\]]*+\s*+(?P<rest>.*)",
     re.IGNORECASE | re.DOTALL,
 )
 
@@ -200,7 +210,23 @@ def _whole_letter(context: Context, *, lowercase: bool) -> Extraction | None:
     if rest and letter in "aI" and not rest[:1].isupper():
         return None  # "a car", "I think": English words
     upper = letter.upper()
-    if rest and (upper not in context.options or norm_text(rest) != norm_text(context.options[upper])):
+    # A capital closed by a bracket or a dash, then one line of other text naming no other letter,
+    # is still the letter (rule 5: a given letter beats the content): "D) -39.02°" for "-39.02o",
+    # "C — <why>". "A) 2 B) 3" lists the options, "(a) ... The answer is (D)" labels a part,
+    # "Option (G) is not right" says something of G, and "A car ..." was never a letter.
+    if (
+        rest
+        and (upper not in context.options or norm_text(rest) != norm_text(context.options[upper]))
+        and not (
+            match["joint"]
+            and not match["opened"]
+            and letter.isupper()
+            and _PREDICATE.match(rest) is None
+            and "\n" not in rest
+            and _OTHER_LETTER.search(rest) is None
+            and not has_readable_letter(rest, context.options)
+        )
+    ):
         return None
     if upper not in context.options:
         return Extraction(

@@ -110,6 +110,7 @@ def test_a_final_qualifier_marks_a_final_answer_and_a_part_a_scoped_one(weighed:
         "The answer isn't B",
         "If the question meant kelvin, the answer would be C",  # a supposition
         "The answer is (D) is incorrect.",  # withdrawn
+        "So the answers are: (a) B, (b) B, (c) D.",  # part labels with their answers, not option A
         "The answer is none of the options.",
         "The answer is 30%.",  # a value only
         "We need the answer.\nIt is B.",

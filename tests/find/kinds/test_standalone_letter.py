@@ -43,6 +43,8 @@ def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str)
         "Thinking\nE",  # no option
         "Thinking\nI",
         "Thinking\n✘ B",  # a cross is no tick
+        "A: optA\nB: optB\nC:",  # the options listed, cut off at the next letter
+        "(A) means x\n(B)",
         "Thinking\nOption (B) is out",
     ],
 )
@@ -79,7 +81,13 @@ def test_parameter_own_text_reads_a_whole_output_of_a_letter_and_its_options_tex
     assert plain.read("B) optB") is None
     assert own.read("B) optB") == "B"
     assert own.read("B: optB") == "B"
-    assert own.read("B) optC") is None  # another option's text
+    assert own.read("B) optC") == "B"  # a given letter beats the content (rule 5)
+    assert own.read("B) -39.02°") == "B"  # "-39.02o" in the options
+    assert own.read("B — because the others do not fit.") == "B"  # the letter, then why
+    assert own.read("B. optC") is None  # "B." then text: a sentence, not a closed letter
+    assert own.read("B) 2 C) 3 D) 4") is None  # the options listed
+    assert own.read("(b) optC. The answer is (D).") is None  # a part label, and another letter
+    assert own.read("A car is fast.") is None
     assert own.outcome("E") == (None, "not_an_option")
 
 

@@ -51,6 +51,7 @@ def test_it_reads_a_letter_closing_a_sentence_as_a_choice(stray: Built, output: 
         "one letter: A, B, C or D",
         "homozygous for the normal gene (D).",  # a symbol, not a choice
         "This supports (K).",  # no option
+        "Part one is answered by option D and part two by option G.",  # several options named
     ],
 )
 def test_it_reads_no_answer_from_a_letter_that_is_no_choice(stray: Built, output: str) -> None:
