@@ -44,7 +44,6 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "सही उत्तर C है।",  # "the correct answer C is": the verb after the letter
         "Letter: C",
         "Option Selected: C",
-        "Response: Option C\n\nRationale: it fits.",
         "Следовательно, ответ (C).",  # opening its clause, a label links to a bracketed letter
         "Antwort (C)",
         "Ответ — C",  # or by a spaced dash
