@@ -298,7 +298,8 @@ def _may_start(char: str, starts: str) -> bool:
 
 
 _OPEN_QUOTES: Final = ('"', "“")
-_CLOSE_QUOTES: Final = ('"', "”")
+# The closing quote of a JSON string value and what may follow it: '"h", ...', '"h"}', '"h"' alone.
+_QUOTED_END: Final = re.compile(r'["”][ \t]*+(?:[,}\]\n]|$)')
 
 
 def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> tuple[int, str, bool, bool] | None:
@@ -315,8 +316,13 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
     letter = match["L"]
     opened, closed = match["o"] is not None, match["c"] is not None
     after = match.end()
-    if not (opened or closed) and text[after : after + 1] in _CLOSE_QUOTES and text[position - 1 : position] in _OPEN_QUOTES:
-        # A letter in double quotes, a JSON string: {"answer": "h"}.
+    if (
+        not (opened or closed)
+        and text[position - 1 : position] in _OPEN_QUOTES
+        and _QUOTED_END.match(text, after, limit) is not None
+    ):
+        # A letter in double quotes ending a JSON value: {"answer": "h"} ('"c" stands for the
+        # speed of light' is a letter talked about).
         return after, letter.upper(), False, False
     if not (opened or closed):
         if (letter in "AaIi" or letter.islower()) and (

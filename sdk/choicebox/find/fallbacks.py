@@ -23,6 +23,7 @@ from ._vocab import (
     occurrences,
     substring_list,
     substrings,
+    valid_words,
     word_list,
 )
 
@@ -188,10 +189,19 @@ _ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)
 class ClosingValue(PicksOne):
     """A complete output whose closing line ends in one option's full content:
     "... = 200$ lines per mm." with an option "200 lines per mm". The value after the line's
-    last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text.
+    last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text; or the
+    line's bold spans give one option's whole content ("So, about **85 kg of ammonia** is
+    produced."), in a line that holds none of the ``negations`` ("**Paris** is wrong"; with no
+    ``negations`` the emphasis is not read).
     """
 
     max_value: int = 60
+    negations: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    _doubt: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        doubt = rf"\b{alternation(self.negations)}\b" if self.negations else None
+        object.__setattr__(self, "_doubt", re.compile(doubt, re.IGNORECASE) if doubt else None)
 
     def pick(self, context: Context) -> Candidate | None:
         return picked(self.find(context), "last")  # it reads one line: one candidate at most
@@ -228,10 +238,7 @@ class ClosingValue(PicksOne):
             if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
                 return []
             value = line  # the value alone on the last line, its link closing the line before
-        value = value.strip().rstrip(".!").strip()
-        about = _ABOUT.match(value)
-        if about is not None:
-            value = value[about.end() :]
+        value = _without_about(value.strip().rstrip(".!").strip())
         if not value or len(value) > self.max_value:
             return []
         hits = context.features.matching_letters(value)
@@ -250,14 +257,15 @@ class ClosingValue(PicksOne):
         no other's: "So, Earth would simply **continue in its present orbit.**" (rule 5)."""
         if ("**" not in line and "__" not in line) or _LIST_ITEM.match(line):
             return None  # "6. **Lack of jobs**: ... not a reason": an item of a review, no conclusion
+        if self._doubt is None or self._doubt.search(line):
+            # "**Paris** is wrong.", "unsure whether it is **Paris** or something else": without
+            # words that deny or doubt to look for, no emphasis is read.
+            return None
         found: dict[str, str] = {}
         for span in _EMPHASIS.finditer(line):
             if line.startswith(":", span.end()):
                 continue  # "**Term**: its explanation": a heading of what follows
-            value = (span.group(1) or span.group(2)).strip()
-            about = _ABOUT.match(value)
-            if about is not None:
-                value = value[about.end() :]
+            value = _without_about((span.group(1) or span.group(2)).strip())
             if not value or len(value) > self.max_value:
                 continue
             hits = context.features.matching_letters(value)
@@ -269,6 +277,12 @@ class ClosingValue(PicksOne):
             return None
         [(letter, value)] = found.items()
         return value, letter
+
+
+def _without_about(value: str) -> str:
+    """The value past a hedge word before it: "about 12 N" is "12 N"."""
+    about = _ABOUT.match(value)
+    return value[about.end() :] if about is not None else value
 
 
 # A line that is an item of a list: "- ...", "* ...", "6. ...", "b) ...".

@@ -165,12 +165,15 @@ class StandaloneLetter:
 
     def _lone(self, line: str, context: Context) -> Payload | None:
         """The payload of a line that is a lone letter (or a letter list), else ``None``."""
-        line = line.strip(_MARKS_AND_BLANKS)  # "👉 **J**", "✅ B", "Option (B) ✔"
+        ticked = line.rstrip(" \t")[-1:] in ANSWER_MARKS  # "Option (B) ✔"
+        line = line.strip(_MARKS_AND_BLANKS)  # "👉 **J**", "✅ B"
         if not line or len(line) > 24 or _LISTING_RE.match(line):
             return None
-        named = _NAMED_LETTER.fullmatch(line)
+        named = _NAMED_LETTER.fullmatch(line) if ticked else None
         if named is not None:
-            line = named.group(1)  # "Option (B)": the letter, named as an option
+            # "Option (B) ✔": the letter named as an option and ticked ("**Option A**" alone
+            # heads the review of A, cut off)
+            line = named.group(1)
         payload = read_payload(
             line, context.options, option_text=False, last_letter=False, lowercase=self.lowercase
         )
@@ -185,10 +188,6 @@ _STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-
 _MARKS_AND_BLANKS: Final = ANSWER_MARKS + " \t"
 _NAMED_LETTER: Final = re.compile(r"[*_]*+(?i:option|choice)[ \t]++([*_]*+(?:\([A-Z]\)|[A-Z])[*_]*+)[*_.]*+")
 _WHOLE_MAX: Final = 300
-# A predicate after the letter: "D) is wrong" says something of D, it does not choose it.
-_PREDICATE: Final = re.compile(r"(?i:is|are|was|were|isn't|not|cannot|can't|seems|would|could|may|might)\b")
-# Another option marker in the text after a whole output's letter: "A) 2 B) 3", "(A) x (B) y".
-_OTHER_LETTER: Final = re.compile(r"(?:^|\s)\(?[A-Z][).:](?:\s|$)")
 _WHOLE_LETTER: Final = re.compile(
     r"[\s*_`$\"'(\[]*+(?:(?:option|choice|answer)\s*+[:#]?\s*+)?(?P<opened>[(\[])?(?P<letter>[A-Za-z])"
     r"(?:[.:]|(?P<joint>[)\]]|\s*+[-–—]))?[*_`$\"')\]]*+\s*+(?P<rest>.*)",
@@ -210,10 +209,10 @@ def _whole_letter(context: Context, *, lowercase: bool) -> Extraction | None:
     if rest and letter in "aI" and not rest[:1].isupper():
         return None  # "a car", "I think": English words
     upper = letter.upper()
-    # A capital closed by a bracket or a dash, then one line of other text naming no other letter,
-    # is still the letter (rule 5: a given letter beats the content): "D) -39.02°" for "-39.02o",
-    # "C — <why>". "A) 2 B) 3" lists the options, "(a) ... The answer is (D)" labels a part,
-    # "Option (G) is not right" says something of G, and "A car ..." was never a letter.
+    # A capital closed by a bracket or a dash, then one line that repeats its own option's words
+    # in another form, is still the letter: "D) -39.02°" for "-39.02o". Any other text after it
+    # may say anything of it ("A) I don't know.", "B) wrong", "(a) ... The answer is (D)"), and
+    # "A car ..." was never a letter.
     if (
         rest
         and (upper not in context.options or norm_text(rest) != norm_text(context.options[upper]))
@@ -221,9 +220,8 @@ def _whole_letter(context: Context, *, lowercase: bool) -> Extraction | None:
             match["joint"]
             and not match["opened"]
             and letter.isupper()
-            and _PREDICATE.match(rest) is None
             and "\n" not in rest
-            and _OTHER_LETTER.search(rest) is None
+            and context.features.echoes(rest, upper)
             and not has_readable_letter(rest, context.options)
         )
     ):

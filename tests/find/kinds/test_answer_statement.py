@@ -58,7 +58,6 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "<p>Final answer: <b>B</b></p>",  # an inline HTML tag around the letter
         "Selected option: B",
         "My chosen answer is (B).",
-        "The letter is B.",
         "| Quantity | Value |\n|---|---|\n| ΔS | 0 |\n| **Answer** | **B** |",  # a table's answer row
         "| Quantity | Value |\n|---|---|\n| **Matching option** | **B** |",
     ],
@@ -118,6 +117,9 @@ def test_a_final_qualifier_marks_a_final_answer_and_a_part_a_scoped_one(weighed:
         'One "choice" is B.',  # a quoted word, no JSON key
         "| Option | Answer | Why |\n|---|---|---|\n| B | no | x |",  # a header cell names no answer
         "The answer | B",  # a bar links only a table's cells
+        "| Letter | B |\n| Meaning | beta |",  # a table that names a letter, not the answer
+        "Shifting each character by 2, the letter is B, so the plaintext starts with B.",
+        'Final answer: "b" stands for the speed of light.',  # a quoted letter talked about
     ],
 )
 def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: str) -> None:

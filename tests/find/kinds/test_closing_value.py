@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 from choicebox import step_kinds
 from choicebox.find import fallbacks
-from rule_files import CONCLUSION, Built, one_kind
+from rule_files import CONCLUSION, Built, one_kind, robust_step
 
 VALUES = {"A": "200 lines per mm", "B": "300 lines per mm", "C": "12 N", "D": "optD"}
 
 
 @pytest.fixture(scope="module")
 def closing(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return one_kind(tmp_path_factory.mktemp("closing_value"), "closing_value")
+    return one_kind(tmp_path_factory.mktemp("closing_value"), "closing_value", **robust_step("closing_value"))
 
 
 @pytest.mark.parametrize(
@@ -61,6 +61,9 @@ def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, o
         "So it is **12 N** or **200 lines per mm**.",  # the emphasis gives two options
         "Reviewing them:\n\n3. **12 N**: too small, not the reason.",  # an item of a review
         "So **12 N**: the weight, not the answer.",  # a heading of what follows
+        "Let me think.\n**12 N** is wrong.",  # the emphasis denied or doubted
+        "It is definitely not **12 N**.",
+        "I am unsure whether it is **12 N** or something else.",
     ],
 )
 def test_it_reads_no_answer_without_one_options_content_closing_the_output(closing: Built, output: str) -> None:
@@ -123,3 +126,11 @@ def test_parameter_max_value_is_the_longest_value_compared(tmp_path: Path, closi
 
 def test_which_is_no_parameter_of_a_kind_that_reads_one_line() -> None:
     assert "which" not in attrs.fields_dict(step_kinds()["closing_value"])
+
+
+def test_parameter_negations_are_needed_for_a_closing_lines_emphasis(tmp_path: Path) -> None:
+    # Without words that deny or doubt, a bold value in the closing line is not read at all: it
+    # could be "**12 N** is wrong".
+    plain = one_kind(tmp_path, "closing_value")
+    assert plain.read("Working it out.\n\nSo, about **12 N** acts on the block.", options=VALUES) is None
+    assert plain.read("The force is 12 N.", options=VALUES) == "C"  # the linked value still is

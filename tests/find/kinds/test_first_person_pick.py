@@ -48,8 +48,7 @@ def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "I choose optB.",  # an option's whole text, no letter (rule 5)
         "Not A. Not C. It's B.",  # an opening with no subject
         "The circuit is in series.\n\nGo with B.",
-        "One could also argue G.\n\nMost likely **B** — the incidents served as a pretext.",
-        "Probably B.",
+
     ],
 )
 def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:

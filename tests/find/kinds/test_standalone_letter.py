@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rule_files import Built, one_kind
+from rule_files import FOUR, Built, one_kind
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def last_line(tmp_path_factory: pytest.TempPathFactory) -> Built:
     [
         "B", "b", "B\n", "Thinking\nB", "Thinking\n(B)", "Thinking\n[B]", "Thinking\n**B.**", "Thinking\n$B$", "Thinking\nB.",
         # marks that point at or tick the answer, and the letter named as an option
-        "Thinking\n👉 **B**", "Thinking\n✅ B", "Thinking\nOption (B) ✔", "Thinking\n✔️ B",
+        "Thinking\n👉 **B**", "Thinking\n✅ B", "Thinking\nOption (B) ✔", "Thinking\n✔️ B", "Thinking\nOption B ✅",
     ],
 )  # fmt: skip
 def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str) -> None:
@@ -45,6 +45,8 @@ def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str)
         "Thinking\n✘ B",  # a cross is no tick
         "A: optA\nB: optB\nC:",  # the options listed, cut off at the next letter
         "(A) means x\n(B)",
+        "Let's analyze each option.\n\n**Option B**",  # the heading of a review cut off, no tick
+        "Let me check each option.\n\n👉 Option B",
         "Thinking\nOption (B) is out",
     ],
 )
@@ -81,10 +83,10 @@ def test_parameter_own_text_reads_a_whole_output_of_a_letter_and_its_options_tex
     assert plain.read("B) optB") is None
     assert own.read("B) optB") == "B"
     assert own.read("B: optB") == "B"
-    assert own.read("B) optC") == "B"  # a given letter beats the content (rule 5)
-    assert own.read("B) -39.02°") == "B"  # "-39.02o" in the options
-    assert own.read("B — because the others do not fit.") == "B"  # the letter, then why
-    assert own.read("B. optC") is None  # "B." then text: a sentence, not a closed letter
+    assert own.read("B) optC") is None  # another option's text
+    assert own.read("B) 39.02°", options={**FOUR, "B": "39.02o"}) == "B"  # its own text, written otherwise
+    for other in ("B) wrong", "A) I don't know.", "D) (no answer)", "B — because the others do not fit."):
+        assert own.read(other) is None, other  # other text may say anything of the letter
     assert own.read("B) 2 C) 3 D) 4") is None  # the options listed
     assert own.read("(b) optC. The answer is (D).") is None  # a part label, and another letter
     assert own.read("A car is fast.") is None
