@@ -122,11 +122,14 @@ def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     )
 
 
-# A part named before the statement: "for part (a) the answer is E", "in the second part, the answer is".
-_PART_BEFORE: Final = re.compile(
-    r"\b(?:for|in)\s++(?:the\s++)?(?:(?:part|question|sub-?question)\s*+\(?[a-h1-9ivx]{1,3}\)?|\([a-h1-9]\)|"
-    r"(?:first|second|third|fourth|fifth|last|1st|2nd|3rd)\s++(?:part|question))[,:]?\s++(?:the\s++)?$"
-)
+def _part_before(part_words: tuple[str, ...]) -> re.Pattern[str]:
+    """A part named right before a statement: "for part (a) the answer is E", "in the second
+    part, the answer is", "For case (b), the answer is", with the mode's ``part_words``."""
+    words = alternation((*part_words, "question", "sub-question", "subquestion"))
+    return re.compile(
+        rf"\b(?:for|in)\s++(?:the\s++)?(?:{words}\s*+\(?[a-h1-9ivx]{{1,3}}\)?|\([a-h1-9]\)|"
+        rf"(?:first|second|third|fourth|fifth|last|1st|2nd|3rd)\s++{words})[,:]?\s++(?:the\s++)?$"
+    )
 
 
 def _is_json_key(low: str, a: int, z: int) -> bool:
@@ -167,7 +170,9 @@ class AnswerStatement(PicksOne):
     ``final_qualifiers`` ("final", "overall") make it an explicit final marker. ``links`` are
     the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too. A
     conditional link ("would be") in a sentence that opens with one of the ``conditions`` ("if",
-    "suppose") is a supposition, not an answer.
+    "suppose") is a supposition, not an answer. A statement after a part named by one of the
+    ``part_words`` ("For part (a) the answer is E", "For case (b), the answer is") answers that
+    part only.
     The payload is read in place (``payload: lenient``: hedges, retractions, "none of the
     options" and values are told apart; ``strict``: a lone letter only). A value followed in its
     sentence by a bracketed letter ("the answer is 23,500 yards, which is (B)") is that letter.
@@ -179,9 +184,11 @@ class AnswerStatement(PicksOne):
     final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    part_words: tuple[str, ...] = attrs.field(default=("part",), converter=word_list, validator=valid_words)
     payload: Leniency = "lenient"
     which: Which = "last"
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _part_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _qualifier_before: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _final: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _rest: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -219,6 +226,7 @@ class AnswerStatement(PicksOne):
         conditions = alternation(self.conditions) if self.conditions else "(?!)"
         set_("_condition", re.compile(rf"\b{conditions}\b", re.IGNORECASE))
         set_("_qualifier_ends", last_words(self.qualifiers))
+        set_("_part_before", _part_before(self.part_words))
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
@@ -249,7 +257,7 @@ class AnswerStatement(PicksOne):
             if (heading or link in ("", "-", "–", "—", "|")) and reading.kind not in readable:
                 continue
             final = bool(qualifier) and self._final.search(qualifier) is not None
-            part = rest.group("part") is not None or _PART_BEFORE.search(low, max(0, head - 40), head) is not None
+            part = rest.group("part") is not None or self._part_before.search(low, max(0, head - 40), head) is not None
             how = "answer statement" if noun_is_primary else "qualified option statement"
             if heading:
                 how = f"{how} (a heading, the payload under it)"

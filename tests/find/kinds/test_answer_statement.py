@@ -272,3 +272,18 @@ def test_parameter_which_picks_the_first_or_the_last_statement(tmp_path: Path, s
     output = "The answer is (A). Later: the answer is (C)."
     assert statement.read(output) == "C"
     assert _step(tmp_path, which="first").read(output) == "A"
+
+
+def test_parameter_part_words_name_the_parts_a_statement_may_answer(tmp_path: Path) -> None:
+    output = "For case (a) the answer is B, for case (b) the answer is D."
+    cases = _step(tmp_path, resolve="last_position", part_words=["part", "case"])
+    assert [c.part for c in cases.found(output)] == [True, True]
+    parts_only = _step(tmp_path, resolve="last_position", part_words=["part"])
+    assert [c.part for c in parts_only.found(output)] == [False, False]
+
+
+def test_in_robust_one_answer_per_case_named_before_it_is_no_answer() -> None:
+    from rule_files import ROBUST
+
+    verdict = ROBUST.grade("For case (a) the answer is B, for case (b) the answer is D.")
+    assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")
