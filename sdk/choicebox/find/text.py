@@ -165,7 +165,8 @@ class StandaloneLetter:
 
     def _lone(self, line: str, context: Context) -> Payload | None:
         """The payload of a line that is a lone letter (or a letter list), else ``None``."""
-        ticked = line.rstrip(" \t")[-1:] in ANSWER_MARKS  # "Option (B) ✔"
+        end = line.rstrip(" \t")[-1:]
+        ticked = bool(end) and end in ANSWER_MARKS  # "Option (B) ✔" ("" is in every string)
         line = line.strip(_MARKS_AND_BLANKS)  # "👉 **J**", "✅ B"
         if not line or len(line) > 24 or _LISTING_RE.match(line):
             return None
