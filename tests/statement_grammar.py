@@ -89,6 +89,8 @@ PAYLOADS: dict[str, Callable[[str, str], str]] = {
     "**(L) text**": lambda letter, text: f"**({letter}) {text}**",
     "**L. text**": lambda letter, text: f"**{letter}. {text}**",
     "(L) text": lambda letter, text: f"({letter}) {text}",
+    "L (text)": lambda letter, text: f"{letter} ({text})",
+    "**L (text)**": lambda letter, text: f"**{letter} ({text})**",
     # A lowercase bracketed letter is a part label ("(a) 1/2") unless its own option's text follows.
     "(l) text": lambda letter, text: f"({letter.lower()}) {text}",
     "$L$": lambda letter, text: f"${letter}$",

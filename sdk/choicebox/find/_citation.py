@@ -30,8 +30,11 @@ __all__ = [
     "text_ending_at",
 ]
 
-# Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "D, ", "(D) ", "**D.** ".
-_JOINT: Final = re.compile(r"[*_]*+(?:[ \t]*+[.,):：\-–—])?[*_]*+[ \t]++[*_]*+")
+# Between a letter and its text: "D. ", "D) ", "D: ", "D - ", "D, ", "(D) ", "**D.** ", and
+# "D (" before a bracketed text ("That corresponds to **I (840 gm)**").
+_JOINT: Final = re.compile(
+    r"[*_]*+(?:[ \t]*+[.,):：\-–—])?[*_]*+(?:[ \t]++[*_]*+(?:\([*_]*+)?|\([*_]*+)"
+)
 # Between an option's text and a bracketed letter after it: "Vitamin B12 deficiency (D)".
 _LETTER_AFTER: Final = re.compile(r"[*_]*+[ \t]*+[*_]*+\(([A-Z])\)")
 _MARKUP: Final = "*_`$"

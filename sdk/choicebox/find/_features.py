@@ -22,7 +22,7 @@ __all__ = ["SampleFeatures", "features_of", "norm_text", "words_of"]
 
 # --- normalised text and words -------------------------------------------------------------------
 
-_FRAC: Final = re.compile(r"\\[dt]?frac\s*+\{([^{}]{0,200})\}\s*+\{([^{}]{0,200})\}")
+LATEX_FRACTION: Final = re.compile(r"\\[dt]?frac\s*+\{([^{}]{0,200})\}\s*+\{([^{}]{0,200})\}")
 _WRAPPED: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname)\s*+\{([^{}]{0,400})\}")
 _NOISE: Final = re.compile(r"[\s$*_`~{}\\]++")
 
@@ -36,16 +36,22 @@ def _caret(exponent: re.Match[str]) -> str:
     return "^" + exponent.group().translate(_FROM_SUPERSCRIPT)
 
 
+def with_carets(text: str) -> str:
+    """``text`` with its superscript exponents written after a caret: "10⁻¹" is "10^-1"."""
+    if text.isascii() or _SUPERSCRIPT.search(text) is None:
+        return text
+    return _SUPERSCRIPT.sub(_caret, text)
+
+
 @functools.lru_cache(maxsize=65536)
 def norm_text(text: str) -> str:
     """Text as compared with an option's: NFKC, case-folded, LaTeX fractions and wrappers
     unwrapped, superscripts written as exponents, blanks and markup dropped (``605 °F`` and
     ``605°F``, ``\\frac{1}{2}`` and ``1/2``, ``mm²`` and ``mm^2`` compare equal)."""
-    if not text.isascii() and _SUPERSCRIPT.search(text):
-        text = _SUPERSCRIPT.sub(_caret, text)  # "mm²" is "mm^2" (NFKC would make it "mm2")
+    text = with_carets(text)  # "mm²" is "mm^2" (NFKC would make it "mm2")
     folded = unicodedata.normalize("NFKC", text).casefold()
     if "\\" in folded:
-        folded = _FRAC.sub(r"\1/\2", folded)
+        folded = LATEX_FRACTION.sub(r"\1/\2", folded)
         folded = _WRAPPED.sub(r"\1", folded)
     return _NOISE.sub("", folded).strip(".,;:!?()[]")
 

@@ -597,7 +597,7 @@ def _read_from(
     if citations:
         cited = citation_after(text, end, distinct[0], citations)
         if cited != -1:  # "D. Vitamin B12 deficiency"
-            return PayloadReading("letter", distinct, cited, tail=text[end:cited].lstrip(" \t.):-–—*_"), cited=True)
+            return PayloadReading("letter", distinct, cited, tail=text[end:cited].lstrip(" \t.():-–—*_"), cited=True)
     tail = None
     if not opened:
         back = 1 if text[end - 1 : end] in ".)" else 0
@@ -615,7 +615,7 @@ def _cited_part_label(text: str, p: int, n: int, citations: OptionWords) -> Payl
     cited = citation_after(text, p + 3, letter, citations)
     if cited == -1:
         return None
-    return PayloadReading("letter", (letter,), cited, tail=text[p + 3 : cited].lstrip(" \t.):-–—*_"), cited=True)
+    return PayloadReading("letter", (letter,), cited, tail=text[p + 3 : cited].lstrip(" \t.():-–—*_"), cited=True)
 
 
 def _read_value(text: str, p: int, n: int) -> PayloadReading:

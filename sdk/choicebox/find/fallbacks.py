@@ -17,6 +17,7 @@ from choicebox._letters import ambiguous_letters
 from choicebox.find._payload import in_listing
 
 from ._api import Candidate, Context, PicksOne, Which, picked, register_step_kind
+from ._values import quantity, value_letters
 from ._vocab import (
     alternation,
     nonempty_words,
@@ -153,33 +154,44 @@ class StrayLetter(PicksOne):
         return found
 
 
-_RESULT_LINK: Final = re.compile(r"=|≈|\bis\b|\bequals\b|\bgives\s++us\b|\bwe\s++get\b")
-# The literal each alternative of ``_RESULT_LINK`` starts with. No match of one alternative can
-# overlap a match of another, so the last match a scan would find is the one of them that starts
-# last: found from the right with ``rfind``, where the scan (whose alternatives open with
-# ``\b``, so the engine cannot skip ahead) tries every character of a line of 2,000.
-_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "equals", "gives", "we")
+# What links a closing result to what it is: "x = 5", "≈", "is", "are", "would be", "equals",
+# "gives us", "we get", and a label's colon ("**Net price: $24.00**").
+_RESULT_LINK: Final = re.compile(
+    r"=|≈|:|\b(?:is|are|was|were|be|equals)\b|\bgives\s++us\b|\bwe\s++get\b"
+)
+# The links of a line a value may follow, read from the right: the last few only.
+_MAX_LINKS: Final = 6
 
 
-def _last_result_link(line: str) -> re.Match[str] | None:
-    """The last match of ``_RESULT_LINK`` in ``line``, as ``finditer`` would find it."""
-    last = None
-    for anchor in _RESULT_LINK_ANCHORS:
-        stop = len(line)
-        floor = last.start() + 1 if last is not None else 0  # only a later start can win
-        while True:
-            at = line.rfind(anchor, floor, stop)
-            if at == -1:
-                break
-            link = _RESULT_LINK.match(line, at)
-            if link is not None:
-                last = link
-                break
-            stop = at + len(anchor) - 1  # the occurrences that start before ``at``
-    return last
+# A conclusion word opening the line, which links it to what it concludes: "Therefore L{t} =
+# (1 / s^2)." gives option "L{t} = (1 / s^2)" whole.
+_CONCLUDING: Final = re.compile(
+    r"[*_ \t]*+(?:so|thus|therefore|hence|finally|in conclusion)\b[ \t]*+,?", re.IGNORECASE
+)
+
+
+def _result_links(line: str) -> list[int]:
+    """Where the values after the line's last ``_MAX_LINKS`` links start, the last first, then
+    after a conclusion word opening the line."""
+    ends = [link.end() for link in _RESULT_LINK.finditer(line)]
+    ends = ends[: -_MAX_LINKS - 1 : -1]
+    opening = _CONCLUDING.match(line)
+    if opening is not None:
+        ends.append(opening.end())
+    return ends
+
+
+# A sentence's end inside a value: what follows is another sentence.
+_SENTENCE_END: Final = re.compile(r"[.!?][*_$)\]]*+\s++[*_$(]*+[A-Z]")
+# What a quantity is of, after it: "of the cost", "from the center", "for the reaction".
+_QUALIFIER: Final = re.compile(
+    r"\s++(?:of|from|for|in|at|on|with|when|above|below|after|before|relative)\b", re.IGNORECASE
+)
 _COMPLETE_END: Final = ".!$])"
 # A result announced on the line before its value: "So the minimum vertex cover is:\n\n[3, 4]".
-_LINK_ENDING: Final = re.compile(r"(?:=|≈|\bis|\bequals|\bgives\s++us|\bwe\s++get)[ \t]*+:?[ \t*_]*+$")
+_LINK_ENDING: Final = re.compile(
+    r"(?:=|≈|\b(?:is|are|be|equals)|\bgives\s++us|\bwe\s++get)[ \t]*+:?[ \t*_]*+$"
+)
 # Hedge words before a value: "The Q value is about -2.76 MeV."
 _ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)\s++", re.IGNORECASE)
 
@@ -188,20 +200,29 @@ _ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)
 @attrs.frozen(kw_only=True)
 class ClosingValue(PicksOne):
     """A complete output whose closing line ends in one option's full content:
-    "... = 200$ lines per mm." with an option "200 lines per mm". The value after the line's
-    last "=", "≈", "is", "equals" or "gives us" must equal exactly one option's text; or the
-    line's bold spans give one option's whole content ("So, about **85 kg of ammonia** is
-    produced."), in a line that holds none of the ``negations`` ("**Paris** is wrong"; with no
-    ``negations`` the emphasis is not read).
+    "... = 200$ lines per mm." with an option "200 lines per mm". The value after one of the
+    line's last links ("=", "≈", ":", "is", "are", "be", "equals", "gives us", "we get") must
+    state exactly one option's content, as ``choicebox.find._values.same_value`` compares them
+    ("$24.00" states "$24", "-1.32 × 10¹³ C" states "$-1.32$ $10^{13} \\mathrm{C}$"); a quantity
+    may be followed by what it is of ("127.5% of the cost"). Or the line's bold spans give one
+    option's whole content ("So, about **85 kg of ammonia** is produced."), in a line that holds
+    none of the ``negations`` ("**Paris** is wrong"; with no ``negations`` the emphasis is not
+    read). A linked value's sentence holds none of the ``conditions`` before it ("If it were x,
+    the limit would be 1/2."). ``max_value`` is the longest value compared.
     """
 
-    max_value: int = 60
+    max_value: int = 300  # an option's whole text may be long ("a) Oxygen: Reasonable, b) ...")
     negations: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    conditions: tuple[str, ...] = attrs.field(
+        default=(), converter=word_list, validator=valid_words
+    )
     _doubt: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+    _supposed: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        doubt = rf"\b{alternation(self.negations)}\b" if self.negations else None
-        object.__setattr__(self, "_doubt", re.compile(doubt, re.IGNORECASE) if doubt else None)
+        for name, words in (("_doubt", self.negations), ("_supposed", self.conditions)):
+            pattern = re.compile(rf"\b{alternation(words)}\b", re.IGNORECASE) if words else None
+            object.__setattr__(self, name, pattern)
 
     def pick(self, context: Context) -> Candidate | None:
         return picked(self.find(context), "last")  # it reads one line: one candidate at most
@@ -209,8 +230,13 @@ class ClosingValue(PicksOne):
     def find(self, context: Context) -> list[Candidate]:
         lo, hi = context.window
         text = context.folded[lo:hi].rstrip()
-        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**").
-        if not text or text.rstrip("*_")[-1:] not in _COMPLETE_END or len(context.options) < 2:
+        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**"), or it
+        # closes a bold span ("**Net price: $24.00**"), which a cut-off output cannot.
+        if (
+            not text
+            or (text.rstrip("*_")[-1:] not in _COMPLETE_END and not text.endswith(("**", "__")))
+            or len(context.options) < 2
+        ):
             return []
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
@@ -230,18 +256,7 @@ class ClosingValue(PicksOne):
                     how=f"the closing line's emphasis {value!r} is option {letter}'s content",
                 )
             ]  # fmt: skip
-        link = _last_result_link(line)
-        if link is not None:
-            value = line[link.end() :]
-        else:
-            before = text[:line_start].rstrip()
-            if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
-                return []
-            value = line  # the value alone on the last line, its link closing the line before
-        value = _without_about(value.strip().rstrip(".!").strip())
-        if not value or len(value) > self.max_value:
-            return []
-        hits = context.features.matching_letters(value)
+        value, hits = self._linked_value(context, text, line_start, line)
         if len(hits) != 1:
             return []
         start = lo + line_start
@@ -251,6 +266,45 @@ class ClosingValue(PicksOne):
                 how=f"the closing result {value!r} is option {hits[0]}'s content",
             )
         ]  # fmt: skip
+
+    def _linked_value(
+        self, context: Context, text: str, line_start: int, line: str
+    ) -> tuple[str, list[str]]:
+        """The value the closing line gives after a link, with the letters whose content it
+        states: the tail after the line's last link ("... ≈ 1.81 × 10^10 m^-1."), or after an
+        earlier one when the tail holds a link of the value itself ("Therefore: a) Oxygen:
+        Reasonable, b) ..."), or the whole line when the line before ends in a link."""
+        links = _result_links(line)
+        if not links:
+            before = text[:line_start].rstrip()
+            if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
+                return "", []
+            links = [0]  # the value alone on the last line, its link closing the line before
+        options = context.options
+        for at in links:
+            if self._supposed is not None and self._supposed.search(
+                line, _sentence_start(line, at), at
+            ):
+                # "(If the intended expression were x, the limit would be 1/2.)": a value
+                # supposed before it. The words after the link are the value's, maybe an
+                # option's own ("b) Nitrogen: Not reasonable").
+                continue
+            value = _without_about(_without_closing_marks(line[at:].strip()).strip(" \t:*_"))
+            if _SENTENCE_END.search(value):
+                break  # "p = 0.015$. The frequency ... = 0.": a tail of several sentences
+            if not value or len(value) > self.max_value:
+                continue
+            hits = value_letters(value, options)
+            if not hits:
+                # "127.5% of the cost", "9.02 × 10^6 meters from the center of the earth": a
+                # quantity and what it is of, where the option gives the quantity alone.
+                qualified = _QUALIFIER.search(value)
+                if qualified is not None and quantity(value[: qualified.start()]) is not None:
+                    value = value[: qualified.start()]
+                    hits = value_letters(value, options)
+            if hits:
+                return value, hits
+        return "", []
 
     def _emphasised(self, context: Context, line: str) -> tuple[str, str] | None:
         """(value, letter) when the closing line's bold spans give one option's whole content and
@@ -268,7 +322,7 @@ class ClosingValue(PicksOne):
             value = _without_about((span.group(1) or span.group(2)).strip())
             if not value or len(value) > self.max_value:
                 continue
-            hits = context.features.matching_letters(value)
+            hits = value_letters(value, context.options)
             if len(hits) > 1:
                 return None  # a value that several options share names none of them
             if hits:
@@ -277,6 +331,23 @@ class ClosingValue(PicksOne):
             return None
         [(letter, value)] = found.items()
         return value, letter
+
+
+def _sentence_start(line: str, at: int) -> int:
+    """Where the sentence of ``line`` that holds ``at`` starts."""
+    return max(line.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "; ", "(")) + 1
+
+
+def _without_closing_marks(value: str) -> str:
+    """The value without the marks that close its sentence: "12 N.**", "Paris!" ("100!" is a
+    factorial, and keeps its mark)."""
+    end = len(value)
+    while end and (
+        value[end - 1] in ".*_"
+        or (value[end - 1] == "!" and not value[end - 2 : end - 1].isdigit())
+    ):
+        end -= 1
+    return value[:end]
 
 
 def _without_about(value: str) -> str:

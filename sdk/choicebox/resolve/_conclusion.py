@@ -34,6 +34,7 @@ import attrs
 
 from choicebox._errors import ParameterError
 from choicebox.find import Candidate, Context, Extraction
+from choicebox.find._values import value_letters
 from choicebox.find._vocab import alternation, nonempty_words, opens_line, valid_words, word_list
 
 from ._policies import (
@@ -260,10 +261,19 @@ class Conclusion:
             fates.mark(no_option[-1:], "decides", "no option is right")
             return _failure("no_answer", "the response says no option is right"), None, considered
         values = [c for c in merged if c.kind == "value"]
+        if (
+            len(values) > 1
+            and self._cut_off_in(values[-1], context.folded)
+            and _repeats(values[-1], values[-2])
+        ):
+            # "Answer: <option G's text>" repeated until the output was cut off inside the last
+            # one: the last is an unfinished repetition, the one before it the statement.
+            fates.mark(values[-1:], "ignored", "a value the output was cut off in")
+            values.pop()
         if values:
             value = values[-1]
             fates.mark(values[:-1], "superseded", "an earlier value")
-            hits = context.features.matching_letters(value.value)
+            hits = value_letters(value.value, context.options)
             if not hits:
                 hits = _numeric_match(value.value, context)
             if len(hits) == 1:
@@ -320,6 +330,11 @@ class Conclusion:
             return found, None, considered
         original = next(c for c in stray if c.start == settled.start and c.letters == settled.letters)
         return found, original, considered
+
+    def _cut_off_in(self, candidate: Candidate, text: str) -> bool:
+        """The output ends inside ``candidate``, with no mark that completes it."""
+        end = len(text.rstrip())
+        return candidate.end >= end and text[end - 1 : end] not in self.complete_endings
 
     def _settle(
         self,
@@ -491,6 +506,12 @@ def _lead_number(text: str) -> Decimal | None:
     if len(rest) >= 200 or _ANY_DIGIT.search(rest):
         return None  # several numbers: a compound value, not comparable this way
     return value
+
+
+def _repeats(cut: Candidate, before: Candidate) -> bool:
+    """``cut`` (an unfinished value) is the start of the value ``before`` it, repeated."""
+    unfinished = " ".join(cut.value.split())
+    return bool(unfinished) and " ".join(before.value.split()).startswith(unfinished)
 
 
 def _numeric_match(value: str, context: Context) -> list[str]:

@@ -1,0 +1,132 @@
+"""``choicebox.find._values``: a value compared with an option's content as a value (rule 5).
+
+Generated from the writings of one number (plain, "× 10^n", "x10^{n}", "e-n", superscripts,
+LaTeX ``\\times``, MMLU-Pro's "1.81 $10^{10}$" with the sign of multiplication lost) and of one
+unit (plain, ``\\mathrm{}``, with a tilde): any two writings of one quantity state each other, and
+no writing of another number or unit does."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from choicebox.find._values import quantity, same_value, value_letters
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _writings(mantissa: str, power: int) -> list[str]:
+    """One number, ``mantissa`` × 10^``power``, written every way the module reads."""
+    return [
+        f"{mantissa} × 10^{power}",
+        f"{mantissa} x 10^{{{power}}}",
+        f"{mantissa}*10^{power}",
+        f"{mantissa}e{power}",
+        f"{mantissa} × 10{str(power).translate(_SUPERSCRIPTS)}",
+        f"${mantissa} \\times 10^{{{power}}}$",
+        f"{mantissa} $10^{{{power}}}$",
+        format(Decimal(mantissa).scaleb(power), "f"),
+    ]
+
+
+_UNITS = {
+    "m/s": ["m/s", "\\mathrm{m/s}", "\\mathrm{~m} / \\mathrm{s}"],
+    "kJ": ["kJ", "\\mathrm{kJ}", "~kJ"],
+}
+
+mantissas = st.builds(
+    lambda whole, frac: f"{whole}.{frac}",
+    st.integers(1, 9),
+    st.integers(0, 99).map(lambda n: f"{n:02d}"),
+)
+powers = st.integers(-12, 12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mantissas, powers, st.sampled_from(sorted(_UNITS)), st.data())
+def test_every_writing_of_one_quantity_states_every_other(
+    mantissa: str, power: int, unit: str, data: st.DataObject
+) -> None:
+    writings = _writings(mantissa, power)
+    value = data.draw(st.sampled_from(writings)) + " " + data.draw(st.sampled_from(_UNITS[unit]))
+    option = data.draw(st.sampled_from(writings)) + " " + data.draw(st.sampled_from(_UNITS[unit]))
+    assert same_value(value, option), (value, option)
+    other_unit = next(u for u in _UNITS if u != unit)
+    assert not same_value(value, data.draw(st.sampled_from(writings)) + " " + _UNITS[other_unit][0])
+    other = f"{mantissa}1"  # one more digit: another number
+    assert not same_value(value, _writings(other, power)[0] + " " + unit)
+    assert not same_value(value, _writings(mantissa, power + 1)[0] + " " + unit)
+
+
+@pytest.mark.parametrize(
+    ("value", "option"),
+    [
+        ("$24.00", "$24"),
+        ("approximately 0.23 M", ".23 M"),
+        ("−1.32 × 10¹³ C", "$-1.32$ $10^{13} \\mathrm{C}$"),
+        ("22,950", "22950"),
+        ("2041 meters", "2041"),  # the option gives the number alone, the value a unit
+        (
+            "planning, organising, leading and controlling",
+            "planning, organising, leading, controlling",
+        ),
+        ("-0.27, 1.45, -1.73", "-.27, 1.45, -1.73"),
+        ("3 and 7", "3; 7"),
+        ("2/6", "1/3"),  # one value, exact
+        ("\\frac{1}{2}", "0.5"),
+    ],
+)
+def test_it_states(value: str, option: str) -> None:
+    assert same_value(value, option)
+
+
+@pytest.mark.parametrize(
+    ("value", "option"),
+    [
+        ("0.227 M", ".23 M"),  # nothing is rounded
+        ("24 m", "24 s"),
+        ("13.", "13.00000 amu"),  # an output cut off at "m = 13." gave no unit
+        ("7 groups up to isomorphism: Z_7", "7"),  # more than a unit
+        ("100!", "100"),  # a factorial
+        ("3 and 7 and 9", "3 and 7"),
+        ("5", "5 or 6"),
+        ("22,95", "2295"),
+    ],
+)
+def test_it_does_not_state(value: str, option: str) -> None:
+    assert not same_value(value, option)
+
+
+def test_a_quantity_is_one_number_and_its_unit() -> None:
+    assert quantity("about 1.5 × 10^3 J") == (1500, "j")
+    assert quantity("2/6") == quantity("\\frac{1}{3}") == (Fraction(1, 3), "")
+    assert quantity("1/0") is None
+    assert quantity("1.81 $10^{10} \\mathrm{~m}^{-1}$") == (
+        Fraction(181 * 10**8),
+        "m^-1",
+    )  # "^-1" is the unit's
+    assert quantity("3 and 7") is None  # two numbers
+    assert quantity("Paris") is None
+
+
+def test_value_letters_are_every_option_the_value_states() -> None:
+    options = {"A": "24 N", "B": "$24", "C": "24.0", "D": "25"}
+    assert value_letters("24.00", options) == ["B", "C"]
+    # "24 N" states "24" too (an option may leave the unit out): three options, so no single one
+    assert value_letters("24 N", options) == ["A", "B", "C"]
+    assert value_letters("25 N", options) == ["D"]
+    assert value_letters("26", options) == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("0123456789.,-+ ×x^{}$e!%:;and10mM\\"), max_size=60),
+    st.text(max_size=30),
+)
+def test_it_never_raises(value: str, option: str) -> None:
+    assert isinstance(same_value(value, option), bool)
+    assert same_value(value, value) or not value.strip()
