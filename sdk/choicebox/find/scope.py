@@ -50,6 +50,16 @@ _REVIEW_LINE: Final = re.compile(
 )
 
 
+def _asks_another(low: str, start: int, question_words: frozenset[str]) -> bool:
+    """The heading line at ``start`` asks a question ("Q: How far does it travel?") that is not
+    the sample's: fewer than half its long words are the question's ("* Q: L³T⁻¹", a bullet
+    that names a quantity, asks nothing)."""
+    eol = low.find("\n", start)
+    line = low[start : len(low) if eol == -1 else eol].rstrip(" \t*_")
+    words = set(_LONG_WORD.findall(line))
+    return line.endswith("?") and len(words & question_words) < 0.5 * len(words)
+
+
 @register_step_kind("other_questions")
 @attrs.frozen(kw_only=True)
 class OtherQuestions:
@@ -151,6 +161,19 @@ class OtherQuestions:
                     how="a new question heading",
                 )
             )  # fmt: skip
+        if question_words and starts[0] > 0 and not low[: starts[0]].isspace():
+            opening = len(question_words & set(_LONG_WORD.findall(low, 0, starts[0])))
+            if opening >= max(c.score for c in out) and all(_asks_another(low, c.start, question_words) for c in out):
+                # The text before the first heading is the section about this question: it
+                # shares as many of its words as any, and every heading asks another question
+                # (a base model answers, then goes on to a "Q: ...?" of its own).
+                out.insert(
+                    0,
+                    context.candidate(
+                        "other_question", 0, 0, value="opening", score=opening,
+                        how="the text before the first question heading: the section about this question",
+                    ),
+                )  # fmt: skip
         return out
 
     def _recap_start(self, low: str) -> int | None:

@@ -585,12 +585,19 @@ class FirstPersonPick(PicksOne):
 # --- "So, B." ------------------------------------------------------------------------------------
 
 
+# A letter in bold or brackets after a concluding sign: "→ **F**", "⇒ (C)" ("A → B" of a
+# reaction or an implication names no option).
+_DECORATED_LETTER: Final = re.compile(r"[ \t]*+(?:\*\*|__|\(|\[)[ \t]*+[a-z](?:\*\*|__|\)|\])")
+
+
 @register_step_kind("concluding_sentence")
 @attrs.frozen(kw_only=True)
 class ConcludingSentence(PicksOne):
     """A sentence that opens with a concluding word and ends with a letter: "So, B.",
-    "Therefore, (C).", "Thus option B". Only the last ``window`` characters are read: such a
-    sentence closes a response. The letter must be a capital and an option.
+    "Therefore, (C).", "Thus option B". A sign among the ``words`` ("→", "=>") concludes where it
+    stands when a bold or bracketed letter follows it ("... 1646.4 V → **F**"). Only the last
+    ``window`` characters are read: such a sentence closes a response. The letter must be a
+    capital and an option.
     """
 
     words: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
@@ -598,8 +605,10 @@ class ConcludingSentence(PicksOne):
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _opening: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _signs: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_signs", tuple(word for word in self.words if not any(map(str.isalnum, word))))
         # A word ends where a word does; a sign ("=>", "→") ends where it ends.
         words = rf"{alternation(self.words)}(?:\b|(?<=\W))"
         object.__setattr__(
@@ -614,9 +623,18 @@ class ConcludingSentence(PicksOne):
         object.__setattr__(self, "_opening", re.compile(rf"{_OPENING}(?={words})"))
 
     def _openings(self, low: str, start: int) -> list[re.Match[str]]:
-        """The concluding phrases that open a sentence or a line in ``low[start:]``."""
+        """The concluding phrases that open a sentence or a line in ``low[start:]``, and the
+        signs among the words ("→", "=>") anywhere before a bracketed or bold letter: "All four
+        results line up with one option: ... → **F**"."""
         positions = [0] if start == 0 else []
         positions += [m.end() for m in self._opening.finditer(low, start)]
+        for sign in self._signs:
+            at = low.find(sign, start)
+            while at != -1:
+                if _DECORATED_LETTER.match(low, at + len(sign)):
+                    positions.append(at)
+                at = low.find(sign, at + len(sign))
+        positions.sort()
         found = []
         for at in positions:
             match = self._pattern.match(low, at)

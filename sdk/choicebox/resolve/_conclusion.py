@@ -215,7 +215,8 @@ class Conclusion:
         dropped: list[Candidate] = []
         for candidate in found:
             if candidate.kind == "other_question":
-                fates.mark((candidate,), "ignored", "where text about another question starts")
+                where = "a section: the text before the first question heading" if candidate.value == "opening" else "where text about another question starts"
+                fates.mark((candidate,), "ignored", where)
             elif candidate.start < lo or candidate.start >= hi:
                 fates.mark((candidate,), "outside", scope_note)
             elif candidate.letters == ("X",) and "X" not in options:
@@ -290,6 +291,10 @@ class Conclusion:
                 considered,
             )
         lo, hi = window
+        # The fallbacks read what closes this question's part: text about another question that
+        # follows it ("The maximum height is 2041 meters.\n\nQ: How far ...?\nA: ...") ends it,
+        # answered before or not.
+        hi = min([hi, *(c.start for c in considered if c.kind == "other_question" and lo < c.start < hi)])
         context.window = (lo, hi)
         stray: list[Candidate] = [c for c in merged if c.kind == "stray"]
         later: list[Candidate] = []
@@ -385,8 +390,9 @@ class Conclusion:
         markers = [c for c in found if c.kind == "other_question"]
         if not markers:
             return 0, n, ""
+        opening = next((c for c in markers if c.value == "opening"), None)
         headings = [c for c in markers if c.value == "heading"]
-        cuts = sorted(c.start for c in markers if c.value != "heading")
+        cuts = sorted(c.start for c in markers if c.value not in ("heading", "opening"))
         recap = next((c.start for c in markers if c.value == "recap"), None)
         stated = [c for c in found if c.kind in _ANSWERING]  # an answer given before a marker
         if headings:
@@ -397,6 +403,8 @@ class Conclusion:
             for i, heading in enumerate(headings):
                 if heading.score >= best_hits:  # a tie goes to the later section
                     best, best_hits = i, heading.score
+            if opening is not None:  # the finder found the text before the first heading to be it
+                return 0, min([first, *cuts]), "after a new 'Question' heading"
             if best_hits == 0 and len(context.features.question_words()) >= 3:
                 # No section shares a word with the question: every one is about another.
                 return 0, first, "in sections about other questions"

@@ -108,3 +108,20 @@ def test_parameter_which_picks_the_first_or_the_last_sentence(tmp_path: Path, co
     output = "So, A. Then, after more work. Thus, C."
     assert concluding.read(output) == "C"
     assert _step(tmp_path, which="first").read(output) == "A"
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        ("All four results line up with one option: 42 paths; 6 paths → **B**", "B"),
+        ("Comparing: 0.5 ⇒ (C)", "C"),
+        ("The values match => [D]", "D"),
+        ("Reactant A → B", None),  # a reaction, an implication: no decorated letter
+        ("If P then Q, so A → C.", None),
+        ("Step 2 → **B** is ruled out, and so is → (C) here", None),  # the letters do not close their clause
+    ],
+)
+def test_a_concluding_sign_concludes_where_it_stands_before_a_decorated_letter(
+    concluding: Built, output: str, letter: str | None
+) -> None:
+    assert concluding.read(f"Work it out.\n\n{output}") == letter

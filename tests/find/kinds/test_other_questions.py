@@ -98,6 +98,32 @@ def test_text_about_another_question_is_outside() -> None:
     assert outcomes[("D",)] == "outside"
 
 
+ROCKET = "A model rocket follows the trajectory (80t, 200t - 4.9t^2). Find the rocket's maximum height in meters."
+HEIGHTS = {"A": "1000", "B": "2000", "C": "2041", "D": "3265"}
+
+
+@pytest.mark.parametrize("heading", ["Q: How far does the rocket travel horizontally before it lands?", "Question: What is its speed at landing?"])
+def test_the_text_before_a_heading_that_asks_another_question_is_this_questions(heading: str) -> None:
+    # A base model answers (here with a value, rule 5), then asks and answers a question of its own.
+    text = f"y = 200(20.41) - 4.9(20.41)^2 = 2041. The maximum height is 2041 meters.\n\n{heading}\nA: x = 3265 meters."
+    verdict = _robust(text, HEIGHTS, question=ROCKET)
+    assert verdict.extracted_answer == "C"
+    assert verdict.step == "closing_value"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A heading that restates this question: its section is the one about it.
+        "Some notes first.\n\nQ: Find the rocket's maximum height in meters for this trajectory?\nA: The answer is (C).",
+        # A bullet that names a quantity is no question: the answer after it still counts.
+        "We are given Q = f(t).\n\n* Q: the height, in meters\n* t: time\n\nSo the maximum height is 2041 meters. The answer is (C).",
+    ],
+)
+def test_an_answer_after_a_heading_that_asks_nothing_else_still_counts(text: str) -> None:
+    assert _robust(text, HEIGHTS, question=ROCKET).extracted_answer == "C"
+
+
 # --- parameters ----------------------------------------------------------------------------------
 
 

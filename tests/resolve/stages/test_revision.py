@@ -69,6 +69,10 @@ def test_a_multi_part_question_gives_one_letter_per_part_no_answer() -> None:
     assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")
     revised = "The current is 2 A, so the answer is (B). However, I made a mistake: the answer is (C)."
     assert _robust(revised, options, question).extracted_answer == "C"
+    # The revision cues in the languages of the answer labels: "sorry, I was wrong".
+    for sorry in ("Eh, maaf, saya keliru:", "Perdón, me equivoqué:", "Entschuldigung, ich habe mich geirrt:", "Xin lỗi, tôi nhầm:"):
+        revised = f"The current is 2 A, so the answer is (B). {sorry} the answer is (C)."
+        assert _robust(revised, options, question).extracted_answer == "C", sorry
 
 
 def test_a_concluding_no_option_never_makes_it_raise(tmp_path: Path) -> None:
