@@ -69,7 +69,6 @@ def test_every_writing_of_one_quantity_states_every_other(
         ("approximately 0.23 M", ".23 M"),
         ("−1.32 × 10¹³ C", "$-1.32$ $10^{13} \\mathrm{C}$"),
         ("22,950", "22950"),
-        ("2041 meters", "2041"),  # the option gives the number alone, the value a unit
         (
             "planning, organising, leading and controlling",
             "planning, organising, leading, controlling",
@@ -77,11 +76,23 @@ def test_every_writing_of_one_quantity_states_every_other(
         ("-0.27, 1.45, -1.73", "-.27, 1.45, -1.73"),
         ("3 and 7", "3; 7"),
         ("2/6", "1/3"),  # one value, exact
+        ("Statement 1 is True, Statement 2 is False", "True, False"),
+        ("statement I: false; statement II: true", "False, True"),
         ("\\frac{1}{2}", "0.5"),
     ],
 )
 def test_it_states(value: str, option: str) -> None:
     assert same_value(value, option)
+
+
+def test_a_value_may_add_the_unit_the_question_names_to_a_bare_option() -> None:
+    question = "Find the rocket's maximum height in meters."
+    assert same_value("2041 meters", "2041", question)
+    assert not same_value("2041 meters", "2041")  # no question names the unit
+    # More than the question's unit: a scale, a comparison, a prefix, another unit.
+    for value in ("2041 thousand", "less than 2041", "at least 2041", "2041 km", "2041^2", "2041 meters high"):
+        assert not same_value(value, "2041", question), value
+    assert not same_value("1.5 kJ", "1.5", "What is the energy in joules?")
 
 
 @pytest.mark.parametrize(
@@ -93,8 +104,12 @@ def test_it_states(value: str, option: str) -> None:
         ("7 groups up to isomorphism: Z_7", "7"),  # more than a unit
         ("100!", "100"),  # a factorial
         ("3 and 7 and 9", "3 and 7"),
+        ("Statement 1 is True, Statement 2 is False", "False, True"),
         ("5", "5 or 6"),
         ("22,95", "2295"),
+        ("3,7", "3"),  # a decimal comma, or a list: not 3 and a unit "7"
+        ("0.1₂", "0.1"),  # a binary numeral
+        ("exactly 0.1₂ in binary", "0.1"),
     ],
 )
 def test_it_does_not_state(value: str, option: str) -> None:
@@ -116,9 +131,12 @@ def test_a_quantity_is_one_number_and_its_unit() -> None:
 def test_value_letters_are_every_option_the_value_states() -> None:
     options = {"A": "24 N", "B": "$24", "C": "24.0", "D": "25"}
     assert value_letters("24.00", options) == ["B", "C"]
-    # "24 N" states "24" too (an option may leave the unit out): three options, so no single one
-    assert value_letters("24 N", options) == ["A", "B", "C"]
-    assert value_letters("25 N", options) == ["D"]
+    # An option the value is, as text, wins over those it states as a value.
+    assert value_letters("24 N", options) == ["A"]
+    assert value_letters("24", {"A": "24 N", "B": "24.0"}) == ["B"]
+    # "24 newtons" states a bare "24" when the question asks for newtons: two options, no single one.
+    assert value_letters("24.0 newtons", options, "What is the force, in newtons?") == ["B", "C"]
+    assert value_letters("24.0 x", options, "Solve for x.") == []  # a variable is no unit
     assert value_letters("26", options) == []
 
 

@@ -305,3 +305,27 @@ def test_the_payload_vocabulary_is_shared() -> None:
     assert grade(mcqa_sample(), "<answer>option B</answer>", mode=mode).extracted_answer is None
     lenient = _mode("chain:\n  - kind: regex\n    pattern: 'Pick: (.+)'\n")
     assert grade(mcqa_sample(), "Pick: (B) or (C)", mode=lenient).failure == "ambiguous"
+
+
+NUMBERS = {"A": "5", "B": "7.20 degrees", "C": "500", "D": "12"}
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        ("The answer is 5.", "A"),
+        ("So $\\theta = \\boxed{7.20^\\circ}$.", "B"),  # units and format may differ (rule 5)
+        ("The answer is 5 x 10^2.", "C"),
+        # no value of 5: denied, bounded, scaled, a power, a factorial, a variable
+        ("The answer is not 5.", None),
+        ("The answer is 5 or more.", None),
+        ("The answer is less than 5.", None),
+        ("The answer is 5 thousand.", None),
+        ("The answer is 5^2.", None),
+        ("The answer is 5!", None),
+        ("The answer is 5x.", None),
+    ],
+)
+def test_a_value_given_as_an_answer_is_one_number(output: str, letter: str | None) -> None:
+    verdict = grade_text(output, NUMBERS, "A", default_registry().get("robust"))
+    assert verdict.extracted_answer == letter, verdict.detail

@@ -203,7 +203,7 @@ _PRE: Final = re.compile(
     r"\b(?:the\s++)?(?:option|choice|letter|answer|letra|lettre|lettera|opci[oó]n|op[cç][aã]o|alternativa|"
     r"opsi|pilihan|вариант|seçenek|şık|phương\s++án|lựa\s++chọn)(?:\s++(?:is|number))?\b\s*+[:#]?|"
     r"\b(?:therefore|thus|then|likely|probably|clearly|definitely|indeed|still|now|simply|"
-    r"actually|correctly|most\s++likely|approximately|about|around|roughly|nearly|"
+    r"actually|correctly|most\s++likely|approximately|about|around|roughly|nearly|either|"
     r"(?:closest|close|nearest)(?:\s++to)?|given\s++by|equal\s++to|that)\b)*+",
     re.IGNORECASE,
 )

@@ -9,12 +9,14 @@ says:
 - a *quantity*: one number, exact (``Fraction``: "24.00" is "24", ".23" is "0.23", "2/6" and
   "\\frac{1}{3}" are "1/3", "1.5 × 10^3", "1.5e3", "1.5 10^{3}" and "1500" are one number), and its unit, the rest of the text normalised
   ("°F", "m^-1", "%"; an exponent is part of the unit, not a number);
-- a *list*: items split at commas, semicolons and "and", each compared as a quantity or as text.
+- a *list*: items split at commas, semicolons and "and", each compared as a quantity or as text
+  ("Statement 1 is True, Statement 2 is False" is the option "True, False").
 
 Two quantities are the same value when their numbers are equal and their units are ("$24" and
-"24": "$" is markup to ``norm_text``), or the option gives no unit and the value a short one
-("2041 meters" for "2041"). "13" is not "13.00000 amu": an output cut off at "m = 13." has given
-no unit. Nothing is rounded: "0.227 M" is not "0.23 M", for a response
+"24": "$" is markup to ``norm_text``), or the option gives no unit and the value adds one the
+question names ("2041 meters" for "2041" when the question asks for meters: the option leaves
+the question's unit out). "13" is not "13.00000 amu": an output cut off at "m = 13." has given no
+unit. Nothing is rounded: "0.227 M" is not "0.23 M", for a response
 that computed 0.227 and stopped has not said 0.23.
 """
 
@@ -55,17 +57,27 @@ _NUMBER: Final = re.compile(
 )
 # Every match of ``_NUMBER`` holds a digit; none starts inside a run of digits, commas or blanks
 # that another attempt already read, so a scan is linear in the text.
-# A unit the value may add to an option that gives the number alone: "2041 meters" for "2041"
-# ("order 7 up to isomorphism: Z_7" is more than a unit).
-_UNIT: Final = re.compile(r"[a-zµμΩω°%/^\-\d.]{1,12}")
+# What names the statement an item of a list judges: "Statement 1 is True, Statement 2 is False"
+# is the option "True, False".
+_STATEMENT_LABEL: Final = re.compile(r"statement\s*+(?:\d{1,2}|[ivx]{1,4})\s*+(?:is\b|[:\-–—])?\s*+", re.IGNORECASE)
+# A word of a question that may be the unit a value adds to an option giving the number alone
+# ("in meters": "2041 meters" for "2041"; "order 7 up to isomorphism: Z_7", "less than 5",
+# "5 thousand" and "1.5 kJ" for a question in joules add more than its unit).
+_UNIT_WORD: Final = re.compile(r"[^\W\d_]{2,12}|[°%$€£]")  # not "x" of "2x": a variable
 # Items of a list: "3, 7", "planning, organising, leading and controlling" (a comma needs a blank
 # after it: "22,950" is one number).
 _ITEM_SPLIT: Final = re.compile(r"\s*+[,;]\s++(?:and\s++)?|\s*+;|\s++and\s++")
+_DIGIT: Final = re.compile(r"\d")
+# What a list of several items holds (``_ITEM_SPLIT`` splits at nothing else).
+_LIST_MARKS: Final = (",", ";", "and")
 # An exponent in braces, "^{-1}", written "^-1", so that its sign is not read as a number's.
 _BRACED_POWER: Final = re.compile(r"\^\s*+\{\s*+([-+]?\d{1,3})\s*+\}")
 _HEDGE: Final = re.compile(
-    r"(?:about|approximately|approx\.|roughly|around|nearly|~|≈)\s*+", re.IGNORECASE
+    r"(?:about|approximately|approx\.|roughly|around|nearly|exactly|precisely|~|≈)\s*+", re.IGNORECASE
 )
+_DECIMAL_COMMA: Final = re.compile(r",\d")
+# After a number, a subscript digit makes it a numeral in another base: "0.1₂".
+_SUBSCRIPT_DIGITS: Final = frozenset("₀₁₂₃₄₅₆₇₈₉")
 
 
 def _plain(text: str) -> str:
@@ -89,8 +101,10 @@ def quantity(text: str) -> Quantity | None:
         if found is not None:
             return None  # a second number: a list or a compound, not one quantity
         found = match
-    if found is None:
-        return None
+    if found is None or text[found.end() : found.end() + 1] in _SUBSCRIPT_DIGITS:
+        return None  # "0.1₂" is a binary numeral, not 0.1
+    if _DECIMAL_COMMA.match(text, found.end()):
+        return None  # "3,7": a decimal comma (3.7) or a list (3, 7), not 3 and a unit
     try:
         number = Fraction(
             Decimal(
@@ -108,44 +122,94 @@ def quantity(text: str) -> Quantity | None:
     if power is not None:
         number *= Fraction(10) ** int(power)
     number /= denominator
-    unit = norm_text(_HEDGE.sub("", text[: found.start()]) + " " + text[found.end() :])
+    before = norm_text(_HEDGE.sub("", text[: found.start()]))
+    unit = norm_text(text[found.end() :])
+    if before:
+        unit = f"{before} {unit}"  # a word before the number: no unit an option may leave out
     return Quantity(number, unit)
 
 
-def _same_item(value: str, option: str) -> bool:
-    if norm_text(value) == norm_text(option):
+class _Item(NamedTuple):
+    """One value as compared: its normalised text and, when it is one, its quantity."""
+
+    text: str
+    quantity: Quantity | None
+
+
+class _Facts(NamedTuple):
+    """A text as a value: itself as one item, and its items when it lists several."""
+
+    whole: _Item
+    items: tuple[_Item, ...]  # empty unless it lists two or more
+    factorial: bool
+
+
+@functools.lru_cache(maxsize=65536)
+def _item(text: str) -> _Item:
+    label = _STATEMENT_LABEL.match(text)
+    if label is not None:
+        text = text[label.end() :]  # "Statement 1 is True" gives "True"
+    # Most options hold no digit: no number to read, at the cost of one C-speed scan.
+    return _Item(norm_text(text), quantity(text) if _DIGIT.search(text) else None)
+
+
+@functools.lru_cache(maxsize=65536)
+def _facts(text: str) -> _Facts:
+    stripped = text.rstrip()
+    factorial = stripped.endswith("!") and stripped[-2:-1].isdigit()
+    items: tuple[_Item, ...] = ()
+    if any(map(text.__contains__, _LIST_MARKS)):
+        split = [item for item in _ITEM_SPLIT.split(text.strip(" .")) if item]
+        if len(split) >= 2:
+            items = tuple(map(_item, split))
+    return _Facts(_item(text), items, factorial)
+
+
+def _same_item(value: _Item, option: _Item, units: frozenset[str]) -> bool:
+    if value.text == option.text:
         return True
-    mine, theirs = quantity(value), quantity(option)
+    mine, theirs = value.quantity, option.quantity
     return (
         mine is not None
         and theirs is not None
         and mine.number == theirs.number
-        and (
-            mine.unit == theirs.unit or (not theirs.unit and _UNIT.fullmatch(mine.unit) is not None)
-        )
+        and (mine.unit == theirs.unit or (not theirs.unit and mine.unit in units))
     )
 
 
-@functools.lru_cache(maxsize=65536)
-def same_value(value: str, option: str) -> bool:
-    """Whether ``value`` states ``option``'s content: the same text, quantity or list of items
-    (the module docstring)."""
-    if _factorial(value) != _factorial(option):
+def _states(value: _Facts, option: _Facts, units: frozenset[str]) -> bool:
+    if value.factorial != option.factorial:
         return False  # "there are 100!" does not state "100" (``norm_text`` drops the mark)
-    if _same_item(value, option):
+    if _same_item(value.whole, option.whole, units):
         return True
-    items = [item for item in _ITEM_SPLIT.split(value.strip(" .")) if item]
-    if len(items) < 2:
-        return False
-    theirs = [item for item in _ITEM_SPLIT.split(option.strip(" .")) if item]
-    return len(items) == len(theirs) and all(map(_same_item, items, theirs))
+    mine, theirs = value.items, option.items
+    return bool(mine) and len(mine) == len(theirs) and all(_same_item(a, b, units) for a, b in zip(mine, theirs, strict=True))
 
 
-def _factorial(text: str) -> bool:
-    text = text.rstrip()
-    return text.endswith("!") and text[-2:-1].isdigit()
+@functools.lru_cache(maxsize=4096)
+def question_units(question: str) -> frozenset[str]:
+    """The words of ``question`` a value may add as its unit to an option that gives the number
+    alone: "Find the maximum height in meters." lets "2041 meters" state "2041"."""
+    return frozenset(_UNIT_WORD.findall(question.casefold()))
 
 
-def value_letters(value: str, options: Mapping[str, str]) -> list[str]:
-    """The letters of the options whose content ``value`` states (``same_value``)."""
-    return [letter for letter, text in options.items() if same_value(value, text)]
+def same_value(value: str, option: str, question: str = "") -> bool:
+    """Whether ``value`` states ``option``'s content: the same text, quantity or list of items
+    (the module docstring); ``question`` gives the units an option may leave out."""
+    return _states(_facts(value), _facts(option), question_units(question))
+
+
+def value_letters(value: str, options: Mapping[str, str], question: str = "") -> list[str]:
+    """The letters of the options whose content ``value`` states (``same_value``). An option
+    whose text the value is, once normalised, wins over those it states as a value: "5 m" is
+    option "5 m", not also option "5"."""
+    facts = _facts(value)
+    exact = [
+        letter
+        for letter, text in options.items()
+        if (theirs := _facts(text)).whole.text == facts.whole.text and theirs.factorial == facts.factorial
+    ]
+    if exact:
+        return exact
+    units = question_units(question)
+    return [letter for letter, text in options.items() if _states(facts, _facts(text), units)]

@@ -154,11 +154,10 @@ class StrayLetter(PicksOne):
         return found
 
 
-# What links a closing result to what it is: "x = 5", "≈", "is", "are", "would be", "equals",
-# "gives us", "we get", and a label's colon ("**Net price: $24.00**").
-_RESULT_LINK: Final = re.compile(
-    r"=|≈|:|\b(?:is|are|was|were|be|equals)\b|\bgives\s++us\b|\bwe\s++get\b"
-)
+# What links a closing result to what it is: "x = 5", "≈", "is", "are", "equals", "gives us",
+# "we get". Not a colon ("Common distractor: 24 N", "the ratio is 1:2:1") nor "be"/"was" ("Without
+# friction, the force would be 48 N", "My first guess was 24 N").
+_RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b")
 # The links of a line a value may follow, read from the right: the last few only.
 _MAX_LINKS: Final = 6
 
@@ -166,14 +165,15 @@ _MAX_LINKS: Final = 6
 # A conclusion word opening the line, which links it to what it concludes: "Therefore L{t} =
 # (1 / s^2)." gives option "L{t} = (1 / s^2)" whole.
 _CONCLUDING: Final = re.compile(
-    r"[*_ \t]*+(?:so|thus|therefore|hence|finally|in conclusion)\b[ \t]*+,?", re.IGNORECASE
+    r"[*_ \t]*+(?:so|thus|therefore|hence|finally|in conclusion)\b[ \t]*+[,:]?", re.IGNORECASE
 )
 
 
-def _result_links(line: str) -> list[int]:
+def _result_links(line: str, reach: int) -> list[int]:
     """Where the values after the line's last ``_MAX_LINKS`` links start, the last first, then
-    after a conclusion word opening the line."""
-    ends = [link.end() for link in _RESULT_LINK.finditer(line)]
+    after a conclusion word opening the line. Only the last ``reach`` characters are searched
+    for links: a value longer than that is compared with no option."""
+    ends = [link.end() for link in _RESULT_LINK.finditer(line, max(0, len(line) - reach - 8))]
     ends = ends[: -_MAX_LINKS - 1 : -1]
     opening = _CONCLUDING.match(line)
     if opening is not None:
@@ -190,7 +190,7 @@ _QUALIFIER: Final = re.compile(
 _COMPLETE_END: Final = ".!$])"
 # A result announced on the line before its value: "So the minimum vertex cover is:\n\n[3, 4]".
 _LINK_ENDING: Final = re.compile(
-    r"(?:=|≈|\b(?:is|are|be|equals)|\bgives\s++us|\bwe\s++get)[ \t]*+:?[ \t*_]*+$"
+    r"(?:=|≈|\b(?:is|are|equals)|\bgives\s++us|\bwe\s++get)[ \t]*+:?[ \t*_]*+$"
 )
 # Hedge words before a value: "The Q value is about -2.76 MeV."
 _ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)\s++", re.IGNORECASE)
@@ -230,13 +230,9 @@ class ClosingValue(PicksOne):
     def find(self, context: Context) -> list[Candidate]:
         lo, hi = context.window
         text = context.folded[lo:hi].rstrip()
-        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**"), or it
-        # closes a bold span ("**Net price: $24.00**"), which a cut-off output cannot.
-        if (
-            not text
-            or (text.rstrip("*_")[-1:] not in _COMPLETE_END and not text.endswith(("**", "__")))
-            or len(context.options) < 2
-        ):
+        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**"); a bold
+        # span alone completes nothing ("**Option B: 24 N**" heads a cut-off review).
+        if not text or text.rstrip("*_")[-1:] not in _COMPLETE_END or len(context.options) < 2:
             return []
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
@@ -274,34 +270,34 @@ class ClosingValue(PicksOne):
         states: the tail after the line's last link ("... ≈ 1.81 × 10^10 m^-1."), or after an
         earlier one when the tail holds a link of the value itself ("Therefore: a) Oxygen:
         Reasonable, b) ..."), or the whole line when the line before ends in a link."""
-        links = _result_links(line)
+        links = _result_links(line, self.max_value)
         if not links:
             before = text[:line_start].rstrip()
             if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
                 return "", []
             links = [0]  # the value alone on the last line, its link closing the line before
         options = context.options
-        for at in links:
-            if self._supposed is not None and self._supposed.search(
-                line, _sentence_start(line, at), at
-            ):
-                # "(If the intended expression were x, the limit would be 1/2.)": a value
-                # supposed before it. The words after the link are the value's, maybe an
-                # option's own ("b) Nitrogen: Not reasonable").
+        for index, at in enumerate(links):
+            sentence = _sentence_start(line, at)
+            if any(words is not None and words.search(line, sentence, at) for words in (self._supposed, self._doubt)):
+                # "(If the intended expression were x, the limit would be 1/2.)", "The answer
+                # cannot be 24 N.": a value supposed or denied before it. The words after the
+                # link are the value's, maybe an option's own ("b) Nitrogen: Not reasonable").
                 continue
             value = _without_about(_without_closing_marks(line[at:].strip()).strip(" \t:*_"))
             if _SENTENCE_END.search(value):
                 break  # "p = 0.015$. The frequency ... = 0.": a tail of several sentences
             if not value or len(value) > self.max_value:
                 continue
-            hits = value_letters(value, options)
-            if not hits:
+            hits = value_letters(value, options, context.question)
+            if not hits and index == 0 and _RESULT_LINK.match(line, _link_start(line, at)) is not None:
                 # "127.5% of the cost", "9.02 × 10^6 meters from the center of the earth": a
-                # quantity and what it is of, where the option gives the quantity alone.
+                # quantity and what it is of, where the option gives the quantity alone; after
+                # the line's last link only ("12 N at t = 0, and the final force is 25 N").
                 qualified = _QUALIFIER.search(value)
                 if qualified is not None and quantity(value[: qualified.start()]) is not None:
                     value = value[: qualified.start()]
-                    hits = value_letters(value, options)
+                    hits = value_letters(value, options, context.question)
             if hits:
                 return value, hits
         return "", []
@@ -322,7 +318,7 @@ class ClosingValue(PicksOne):
             value = _without_about((span.group(1) or span.group(2)).strip())
             if not value or len(value) > self.max_value:
                 continue
-            hits = value_letters(value, context.options)
+            hits = value_letters(value, context.options, context.question)
             if len(hits) > 1:
                 return None  # a value that several options share names none of them
             if hits:
@@ -331,6 +327,14 @@ class ClosingValue(PicksOne):
             return None
         [(letter, value)] = found.items()
         return value, letter
+
+
+def _link_start(line: str, end: int) -> int:
+    """Where the link that ends at ``end`` starts: one word, or a sign, back."""
+    start = end - 1
+    while start > 0 and line[start - 1].isalpha():
+        start -= 1
+    return start
 
 
 def _sentence_start(line: str, at: int) -> int:

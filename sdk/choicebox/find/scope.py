@@ -70,14 +70,18 @@ class OtherQuestions:
     expert"); ``recap_phrases`` introduce a recap ("combining all the answers"); a recap phrase
     counts only when a list of answers follows it. A document break starts other text too: a line
     of "===" after a blank line, or a section header "== response ==" naming one of
-    ``section_names``.
+    ``section_names``. ``new_questions`` open a heading line that announces a question of the
+    response's own ("**Practice Question:**", "Follow-up question"): everything after it is
+    about that question, answered before it or not.
     """
 
     headings: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     prompt_echoes: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     recap_phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     section_names: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    new_questions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     _heading: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _new_question: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
     _section: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _recap: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
@@ -94,6 +98,14 @@ class OtherQuestions:
         if self.prompt_echoes:
             pattern += rf"|^[ \t]*+{alternation(self.prompt_echoes)}"
         object.__setattr__(self, "_heading", re.compile(pattern))
+        # A heading that announces a question of the response's own: "**Practice Question:**".
+        new_question = (
+            rf"(?m)^[ \t]*+[#*_>]*+[ \t]*+(?:{alternation(self.new_questions)})[ \t]*+(?:\d++)?[ \t]*+[*_]*+[ \t]*+[:.)]"
+            rf"|^[ \t]*+\#{{1,6}}[ \t]*+(?:{alternation(self.new_questions)})\b"
+            if self.new_questions
+            else None
+        )
+        object.__setattr__(self, "_new_question", re.compile(new_question) if new_question else None)
         # A document break: a line of "=" after a blank line (a setext underline follows text),
         # or a "== response ==" section header naming one of ``section_names``.
         section = r"(?:^|\n)[ \t]*+\n[ \t]*+(?P<rule>={3,}+)[ \t]*+$"
@@ -116,6 +128,15 @@ class OtherQuestions:
         found: list[Candidate] = []
         if any(map(low.__contains__, self._gates)) or low.startswith("q"):
             found += self._headings(context, low)
+        if self._new_question is not None and "question" in low:
+            new = self._new_question.search(low)
+            if new is not None:
+                found.append(
+                    context.candidate(
+                        "other_question", new.start(), new.start(), value="new_question",
+                        how="a question of the response's own",
+                    )
+                )  # fmt: skip
         recap = self._recap_start(low)
         if recap is not None:
             found.append(context.candidate("other_question", recap, recap, value="recap", how="a recap of other answers"))

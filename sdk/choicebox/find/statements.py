@@ -587,6 +587,7 @@ class FirstPersonPick(PicksOne):
 
 # A letter in bold or brackets after a concluding sign: "→ **F**", "⇒ (C)" ("A → B" of a
 # reaction or an implication names no option).
+_SUPPOSED_LINE: Final = re.compile(r"\b(?:if|when|unless|assum\w*|suppos\w*)\b")
 _DECORATED_LETTER: Final = re.compile(r"[ \t]*+(?:\*\*|__|\(|\[)[ \t]*+[a-z](?:\*\*|__|\)|\])")
 
 
@@ -628,12 +629,17 @@ class ConcludingSentence(PicksOne):
         results line up with one option: ... → **F**"."""
         positions = [0] if start == 0 else []
         positions += [m.end() for m in self._opening.finditer(low, start)]
+        signs = []
         for sign in self._signs:
             at = low.find(sign, start)
             while at != -1:
                 if _DECORATED_LETTER.match(low, at + len(sign)):
-                    positions.append(at)
+                    signs.append(at)
                 at = low.find(sign, at + len(sign))
+        if len(signs) == 1 and not _SUPPOSED_LINE.search(low, low.rfind("\n", 0, signs[0]) + 1, signs[0]):
+            # One sign before a letter; several map values to options ("12 N → (A), 24 N →
+            # (B)") or cases to answers ("If friction is ignored → **D**"), and none concludes.
+            positions.append(signs[0])
         positions.sort()
         found = []
         for at in positions:

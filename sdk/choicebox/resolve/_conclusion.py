@@ -262,19 +262,15 @@ class Conclusion:
             fates.mark(no_option[-1:], "decides", "no option is right")
             return _failure("no_answer", "the response says no option is right"), None, considered
         values = [c for c in merged if c.kind == "value"]
-        if (
-            len(values) > 1
-            and self._cut_off_in(values[-1], context.folded)
-            and _repeats(values[-1], values[-2])
-        ):
+        if len(values) > 2 and self._cut_off_in(values[-1], context.folded) and _repeats(values[-3:]):
             # "Answer: <option G's text>" repeated until the output was cut off inside the last
-            # one: the last is an unfinished repetition, the one before it the statement.
+            # one: the last is an unfinished repetition, the ones before it the statement.
             fates.mark(values[-1:], "ignored", "a value the output was cut off in")
             values.pop()
         if values:
             value = values[-1]
             fates.mark(values[:-1], "superseded", "an earlier value")
-            hits = value_letters(value.value, context.options)
+            hits = value_letters(value.value, context.options, context.question)
             if not hits:
                 hits = _numeric_match(value.value, context)
             if len(hits) == 1:
@@ -291,10 +287,6 @@ class Conclusion:
                 considered,
             )
         lo, hi = window
-        # The fallbacks read what closes this question's part: text about another question that
-        # follows it ("The maximum height is 2041 meters.\n\nQ: How far ...?\nA: ...") ends it,
-        # answered before or not.
-        hi = min([hi, *(c.start for c in considered if c.kind == "other_question" and lo < c.start < hi)])
         context.window = (lo, hi)
         stray: list[Candidate] = [c for c in merged if c.kind == "stray"]
         later: list[Candidate] = []
@@ -390,6 +382,10 @@ class Conclusion:
         markers = [c for c in found if c.kind == "other_question"]
         if not markers:
             return 0, n, ""
+        own = next((c.start for c in markers if c.value == "new_question"), None)
+        if own is not None:
+            # "**Practice Question:** ...": the response's own question, and its answer, follow.
+            return 0, own, "after a question of the response's own"
         opening = next((c for c in markers if c.value == "opening"), None)
         headings = [c for c in markers if c.value == "heading"]
         cuts = sorted(c.start for c in markers if c.value not in ("heading", "opening"))
@@ -403,7 +399,11 @@ class Conclusion:
             for i, heading in enumerate(headings):
                 if heading.score >= best_hits:  # a tie goes to the later section
                     best, best_hits = i, heading.score
-            if opening is not None:  # the finder found the text before the first heading to be it
+            if opening is not None and not any(c.start >= first for c in stated):
+                # The finder found the text before the first heading to be the section about
+                # this question, and nothing after the heading answers: a base model's value,
+                # then its own "Q: ...?" and "A: ..." ("Q: Considering everything, which option
+                # is correct?\nA: ... (B)" answers this question after all).
                 return 0, min([first, *cuts]), "after a new 'Question' heading"
             if best_hits == 0 and len(context.features.question_words()) >= 3:
                 # No section shares a word with the question: every one is about another.
@@ -494,6 +494,14 @@ def _merge(candidates: list[Candidate]) -> list[Candidate]:
 _DIGITS: Final = re.compile(r"[-+]?\$?\s*+(?:\d{1,3}(?:,\d{3})++|\d++)(?:\.\d++)?|[-+]?\.\d++")
 _TIMES_TEN: Final = re.compile(r"\s*+(?:[x×*]|\\times)\s*+10\s*+\^\s*+\{?\s*+([-+]?\d{1,3})\}?")
 _ANY_DIGIT: Final = re.compile(r"\d")
+# An exponent on the number: "2^10", "2^{10}" ("7.20^\\circ" is degrees).
+_POWER: Final = re.compile(r"\^\s*+\{?\s*+[-+]?\d")
+# Words that make a number no value given: "not 5", "less than 5", "5 or more", "at least 5".
+_NOT_ONE_VALUE: Final = re.compile(
+    r"\b(?:not|no|never|or|than|less|more|least|most|over|under|between|except|either|neither|nor|"
+    r"squared|cubed|dozen|hundred|thousand|million|billion|trillion|factorial)\b",
+    re.IGNORECASE,
+)
 
 
 def _lead_number(text: str) -> Decimal | None:
@@ -507,6 +515,8 @@ def _lead_number(text: str) -> Decimal | None:
     except InvalidOperation:
         return None
     rest = text[match.end() : match.end() + 200]
+    if rest[:1].isalpha() or rest[:1] == "!" or _POWER.match(rest) or _NOT_ONE_VALUE.search(text, 0, 200):
+        return None  # "2x", "5i", "2^10", "5!"; "not 5", "5 or more", "5 thousand": no value of 5
     power = _TIMES_TEN.match(rest)
     if power is not None:
         value = value.scaleb(int(power.group(1)))
@@ -516,10 +526,12 @@ def _lead_number(text: str) -> Decimal | None:
     return value
 
 
-def _repeats(cut: Candidate, before: Candidate) -> bool:
-    """``cut`` (an unfinished value) is the start of the value ``before`` it, repeated."""
-    unfinished = " ".join(cut.value.split())
-    return bool(unfinished) and " ".join(before.value.split()).startswith(unfinished)
+def _repeats(last: Sequence[Candidate]) -> bool:
+    """The last of three values (an unfinished one) is the start of the two before it, which are
+    one value repeated: a loop, cut off inside its next turn ("The answer is 12. ... The answer
+    is 1" is a revision, not a loop)."""
+    *repeated, cut = (" ".join(c.value.split()) for c in last)
+    return repeated[0] == repeated[1] and bool(cut) and repeated[1].startswith(cut) and len(cut) < len(repeated[1])
 
 
 def _numeric_match(value: str, context: Context) -> list[str]:

@@ -101,17 +101,21 @@ def test_it_compares_values_as_values_not_as_strings(closing: Built) -> None:
     }
     cases = {
         "So the total charge is approximately −1.32 × 10¹³ C.": "A",
-        "**Net price: $24.00**": "B",
+        "**So the net price is $24.00.**": "B",
         "**The resulting molarity is approximately 0.23 M.**": "C",
         "So the typical order is: planning, organising, leading and controlling.": "D",
         "**The selling price is 127.5% of the cost.**": "E",
         "Therefore: a) Oxygen: Reasonable, b) Nitrogen: Not reasonable, c) Water: Not reasonable.": "F",
         "The modes are 3 and 7.": "G",
         "Therefore a) Oxygen: Reasonable, b) Nitrogen: Not reasonable, c) Water: Not reasonable.": "F",
-        "So the net price is 6 dollars.": "H",  # an option with the number alone
+        "So the number of orderings is 6.": "H",
     }
     for output, letter in cases.items():
         assert closing.outcome(output, options=options) == (letter, None), output
+    # A unit the question names may be added to an option that gives the number alone.
+    rocket = "A rocket rises. Find its maximum height in meters."
+    assert closing.outcome("The maximum height is 2041 meters.", options={"A": "2041", "B": "2000"}, question=rocket) == ("A", None)
+    assert closing.outcome("The maximum height is 2041 meters.", options={"A": "2041", "B": "2000"}) == (None, "no_answer")
     # Nothing is rounded, a unit must agree, and a quantity "of" something is still one value.
     for output in (
         "The resulting molarity is 0.227 M.",
@@ -167,7 +171,7 @@ def test_parameter_negations_are_needed_for_a_closing_lines_emphasis(tmp_path: P
 
 
 def test_parameter_conditions_make_a_linked_value_supposed(tmp_path: Path) -> None:
-    supposed = "(If the force were doubled, the net force would be 12 N.)"
+    supposed = "(If the force doubles, the net force is 12 N.)"
     assert one_kind(tmp_path, "closing_value").read(supposed, options=VALUES) == "C"
     assert (
         one_kind(tmp_path, "closing_value", conditions=["if"]).read(supposed, options=VALUES)
@@ -180,3 +184,37 @@ def test_parameter_conditions_make_a_linked_value_supposed(tmp_path: Path) -> No
         )
         == "D"
     )
+
+
+FORCES = {"A": "12 N", "B": "24 N", "C": "36 N", "D": "48 N"}
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        # counterfactual, denied, or a first guess: no final statement of the value (rules 5, 6)
+        "The net force works out to 25 N. Without friction, the force would be 48 N.",
+        "The net force works out to 25 N. Had the mass been doubled, the force would be 48 N.",
+        "The net force is 25 N. Otherwise it is 48 N.",
+        "The net force is 25 N, which is not listed. A common mistake is 24 N.",
+        "The answer cannot be 24 N.",
+        "My first guess was 24 N.",
+        # an intermediate value before the final one
+        "The initial force is 12 N at t = 0, and the final force is 25 N.",
+        "The force on the first block is 12 N in magnitude, so the net force is 25 N.",
+        # a label's colon: a distractor, a ruled-out value, a restated option
+        "The net force is 25 N.\n\nCommon distractor: 24 N.",
+        "The net force is 25 N.\n\nRuled out: 24 N.",
+        "Summary of options:\nA: 12 N\nB: 24 N\nC: 36 N\nD: 48 N.",
+        # a bold heading of a cut-off review
+        "Let's check each option.\n\n**Option A: 12 N** is too small since F = 25 N.\n\n**Option B: 24 N**",
+    ],
+)
+def test_it_reads_no_value_that_is_not_the_final_statement(closing: Built, output: str) -> None:
+    assert closing.outcome(output, options=FORCES) == (None, "no_answer")
+
+
+def test_a_ratio_is_one_value(closing: Built) -> None:
+    ratios = {"A": "9:3:3:1", "B": "3:1", "C": "1:2:1", "D": "2:1"}
+    assert closing.read("So the expected ratio is 1:2:1.", options=ratios) == "C"
+    assert closing.read("So the expected ratio is 9:3:3:1.", options=ratios) == "A"

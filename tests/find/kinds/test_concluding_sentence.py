@@ -119,6 +119,9 @@ def test_parameter_which_picks_the_first_or_the_last_sentence(tmp_path: Path, co
         ("Reactant A → B", None),  # a reaction, an implication: no decorated letter
         ("If P then Q, so A → C.", None),
         ("Step 2 → **B** is ruled out, and so is → (C) here", None),  # the letters do not close their clause
+        ("Mapping each value: 12 N → (A), 24 N → (B), 36 N → (C)", None),  # a mapping of values
+        ("Our value is 30 N.\n- If friction is ignored → **D**\n- If friction is included → **B**", None),
+        ("Our value is 30 N. If friction is ignored → **D**", None),
     ],
 )
 def test_a_concluding_sign_concludes_where_it_stands_before_a_decorated_letter(
