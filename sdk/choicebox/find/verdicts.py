@@ -50,6 +50,13 @@ _JUDGED: Final = re.compile(
 )
 
 
+# A condition right after a verdict: "H would be correct only if ...", "C is right unless ...".
+_CONDITION_AFTER: Final = re.compile(
+    r"(?:[ \t]++(?:answer|choice|option|one|explanation))?[ \t,*_]*+(?:only[ \t]++)?(?:if|unless|provided|assuming|when)\b",
+    re.IGNORECASE,
+)
+
+
 @register_step_kind("option_verdict")
 @attrs.frozen(kw_only=True)
 class OptionVerdict(PicksOne):
@@ -124,10 +131,13 @@ class OptionVerdict(PicksOne):
         return windows
 
     def _supposed(self, text: str, anchor: re.Match[str], start: int) -> bool:
-        """One of the ``conditions`` near the letter ("if (C) ..."), or anywhere in the sentence
-        before a conditional verdict ("If the patient were unstable, (C) would be correct")."""
+        """One of the ``conditions`` near the letter ("if (C) ..."), anywhere in the sentence
+        before a conditional verdict ("If the patient were unstable, (C) would be correct"), or a
+        condition right after the verdict ("(C) is correct only if ...")."""
         if not self.conditions:
             return False
+        if _CONDITION_AFTER.match(text, anchor.end()):
+            return True  # "H would be correct only if 'pessimistic' were 'optimistic'"
         if "would" in anchor.group() or "could" in anchor.group():
             return self._supposition.search(text, sentence_opening(text, start), start) is not None
         return self._condition.search(text, max(0, start - 40), start) is not None

@@ -124,7 +124,17 @@ def test_parameter_verbs_link_the_letter_to_the_verdict(tmp_path: Path, verdict:
     assert is_only.read("C is correct") == "C"
 
 
-@pytest.mark.parametrize("output", ["If (C) is correct, then x.", "If the patient were unstable, (C) would be correct."])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "If (C) is correct, then x.",
+        "If the patient were unstable, (C) would be correct.",
+        # a condition right after the verdict
+        "C would be correct only if the rate were fixed.",
+        "(C) is the best choice if we ignore friction.",
+        "Option C is correct unless the market is closed.",
+    ],
+)
 def test_parameter_conditions_make_a_verdict_hypothetical(tmp_path: Path, verdict: Built, output: str) -> None:
     assert verdict.read(output) is None
     assert _step(tmp_path, conditions=[]).read(output) == "C"
