@@ -6,7 +6,7 @@
 ``norm_text`` equality (markup and blanks dropped) misses all four. Here a value is read as what it
 says:
 
-- a *quantity*: one number, exact (``Fraction``: "24.00" is "24", ".23" is "0.23", "2/6" and
+- a *quantity*: one number, exact (``Decimal``, a ``Fraction`` for a fraction: "24.00" is "24", ".23" is "0.23", "2/6" and
   "\\frac{1}{3}" are "1/3", "1.5 × 10^3", "1.5e3", "1.5 10^{3}" and "1500" are one number), and its unit, the rest of the text normalised
   ("°F", "m^-1", "%"; an exponent is part of the unit, not a number);
 - a *list*: items split at commas, semicolons and "and", each compared as a quantity or as text
@@ -35,7 +35,7 @@ __all__ = ["Quantity", "quantity", "same_value", "value_letters"]
 
 
 class Quantity(NamedTuple):
-    number: Fraction  # exact: "2/6" is "1/3", "0.5" is "1/2"
+    number: Decimal | Fraction  # exact either way ("2/6" is "1/3", "0.5" is "1/2"; they compare exactly)
     unit: str  # ``norm_text`` of what is not the number: "°f", "m^-1", "$", "" for none
 
 
@@ -106,22 +106,18 @@ def quantity(text: str) -> Quantity | None:
     if _DECIMAL_COMMA.match(text, found.end()):
         return None  # "3,7": a decimal comma (3.7) or a list (3, 7), not 3 and a unit
     try:
-        number = Fraction(
-            Decimal(
-                f"{found['sign']}{(found['digits'] or '0').replace(',', '')}{found['fraction'] or ''}"
-            )
-        )
-        denominator = (
-            Fraction(Decimal(found["denominator"])) if found["denominator"] else Fraction(1)
-        )
+        decimal = Decimal(f"{found['sign']}{(found['digits'] or '0').replace(',', '')}{found['fraction'] or ''}")
+        power = found["power"] or found["epower"]
+        if power is not None:
+            decimal = decimal.scaleb(int(power))
+        number: Decimal | Fraction = decimal
+        if found["denominator"]:
+            denominator = Decimal(found["denominator"])
+            if not denominator:
+                return None  # "1/0" is no number
+            number = Fraction(decimal) / Fraction(denominator)  # exact: "2/6" is "1/3"
     except InvalidOperation:  # pragma: no cover - the pattern only matches what Decimal reads
         return None
-    if not denominator:
-        return None  # "1/0" is no number
-    power = found["power"] or found["epower"]
-    if power is not None:
-        number *= Fraction(10) ** int(power)
-    number /= denominator
     before = norm_text(_HEDGE.sub("", text[: found.start()]))
     unit = norm_text(text[found.end() :])
     if before:
@@ -130,10 +126,16 @@ def quantity(text: str) -> Quantity | None:
 
 
 class _Item(NamedTuple):
-    """One value as compared: its normalised text and, when it is one, its quantity."""
+    """One value as compared: its normalised text, and the text its quantity is read from (read
+    only when the other side has one: most options are never read as numbers)."""
 
     text: str
-    quantity: Quantity | None
+    raw: str
+
+    @property
+    def quantity(self) -> Quantity | None:
+        # Most options hold no digit: no number to read, at the cost of one C-speed scan.
+        return quantity(self.raw) if _DIGIT.search(self.raw) else None
 
 
 class _Facts(NamedTuple):
@@ -149,14 +151,17 @@ def _item(text: str) -> _Item:
     label = _STATEMENT_LABEL.match(text)
     if label is not None:
         text = text[label.end() :]  # "Statement 1 is True" gives "True"
-    # Most options hold no digit: no number to read, at the cost of one C-speed scan.
-    return _Item(norm_text(text), quantity(text) if _DIGIT.search(text) else None)
+    return _Item(norm_text(text), text)
+
+
+def _factorial(text: str) -> bool:
+    stripped = text.rstrip()
+    return stripped.endswith("!") and stripped[-2:-1].isdigit()
 
 
 @functools.lru_cache(maxsize=65536)
 def _facts(text: str) -> _Facts:
-    stripped = text.rstrip()
-    factorial = stripped.endswith("!") and stripped[-2:-1].isdigit()
+    factorial = _factorial(text)
     items: tuple[_Item, ...] = ()
     if any(map(text.__contains__, _LIST_MARKS)):
         split = [item for item in _ITEM_SPLIT.split(text.strip(" .")) if item]
@@ -168,10 +173,12 @@ def _facts(text: str) -> _Facts:
 def _same_item(value: _Item, option: _Item, units: frozenset[str]) -> bool:
     if value.text == option.text:
         return True
-    mine, theirs = value.quantity, option.quantity
+    mine = value.quantity
+    if mine is None:
+        return False
+    theirs = option.quantity
     return (
-        mine is not None
-        and theirs is not None
+        theirs is not None
         and mine.number == theirs.number
         and (mine.unit == theirs.unit or (not theirs.unit and mine.unit in units))
     )
@@ -203,13 +210,16 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
     """The letters of the options whose content ``value`` states (``same_value``). An option
     whose text the value is, once normalised, wins over those it states as a value: "5 m" is
     option "5 m", not also option "5"."""
-    facts = _facts(value)
+    wanted, factorial = norm_text(value), _factorial(value)
     exact = [
         letter
         for letter, text in options.items()
-        if (theirs := _facts(text)).whole.text == facts.whole.text and theirs.factorial == facts.factorial
+        if norm_text(text) == wanted and _factorial(text) == factorial
     ]
     if exact:
         return exact
+    facts = _facts(value)
+    if facts.whole.quantity is None and not facts.items and facts.whole.text == wanted:
+        return []  # no number, no list, no statement label: the text compared was all there is
     units = question_units(question)
     return [letter for letter, text in options.items() if _states(facts, _facts(text), units)]

@@ -50,3 +50,14 @@ def test_a_run_of_final_answers_is_a_run_with_the_stage_too(tmp_path: Path) -> N
     output = "Final answer: A\nFinal answer: B"
     assert ROBUST.outcome(output, options=TEN) == (None, "conflicting")
     assert robust_without(tmp_path, "final_marker").outcome(output, options=TEN) == (None, "conflicting")
+
+
+@pytest.mark.parametrize("marker", ["Corrected answer:", "Revised answer:", "Updated answer:"])
+def test_a_corrected_answer_is_a_final_marker(marker: str) -> None:
+    # A two-part question whose first answer the response corrects: the marked answer is final.
+    output = (
+        "Statement 1 is False. Statement 2 is False as well. Answer: (A) False, False.\n\n"
+        f"Wait, statement 2 assumes a basis, so it is True.\n\n{marker} (C) False, True."
+    )
+    options = {"A": "False, False", "B": "True, True", "C": "False, True", "D": "True, False"}
+    assert ROBUST.read(output, options=options) == "C"
