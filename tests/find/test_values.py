@@ -105,6 +105,7 @@ def test_a_value_may_add_the_unit_the_question_names_to_a_bare_option() -> None:
         ("100!", "100"),  # a factorial
         ("3 and 7 and 9", "3 and 7"),
         ("Statement 1 is True, Statement 2 is False", "False, True"),
+        ("Statement 2 is False, Statement 1 is True", "False, True"),  # judged out of order
         ("5", "5 or 6"),
         ("22,95", "2295"),
         ("3,7", "3"),  # a decimal comma, or a list: not 3 and a unit "7"

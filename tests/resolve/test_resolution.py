@@ -316,8 +316,7 @@ NUMBERS = {"A": "5", "B": "7.20 degrees", "C": "500", "D": "12"}
         ("The answer is 5.", "A"),
         ("So $\\theta = \\boxed{7.20^\\circ}$.", "B"),  # units and format may differ (rule 5)
         ("The answer is 5 x 10^2.", "C"),
-        ("**Respuesta:** el electrón estaba en el nivel n = 12.", "D"),  # the result after its "="
-        ("**Respuesta:** el nivel n = 12 o n = 5.", None),
+        ("Final answer: the maximum is 5, attained at x = 12.", None),  # two numbers: no one value
         # no value of 5: denied, bounded, scaled, a power, a factorial, a variable
         ("The answer is not 5.", None),
         ("The answer is 5 or more.", None),

@@ -59,7 +59,7 @@ _NUMBER: Final = re.compile(
 # that another attempt already read, so a scan is linear in the text.
 # What names the statement an item of a list judges: "Statement 1 is True, Statement 2 is False"
 # is the option "True, False".
-_STATEMENT_LABEL: Final = re.compile(r"statement\s*+(?:\d{1,2}|[ivx]{1,4})\s*+(?:is\b|[:\-–—])?\s*+", re.IGNORECASE)
+_STATEMENT_LABEL: Final = re.compile(r"statement\s*+(?P<n>\d{1,2}|[ivx]{1,4})\s*+(?:is\b|[:\-–—])?\s*+", re.IGNORECASE)
 # A word of a question that may be the unit a value adds to an option giving the number alone
 # ("in meters": "2041 meters" for "2041"; "order 7 up to isomorphism: Z_7", "less than 5",
 # "5 thousand" and "1.5 kJ" for a question in joules add more than its unit).
@@ -154,6 +154,21 @@ def _item(text: str) -> _Item:
     return _Item(norm_text(text), text)
 
 
+_ROMAN: Final = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6}
+
+
+def _in_statement_order(items: list[str]) -> bool:
+    """The items that name their statement name them in order: "Statement 2 is False, Statement
+    1 is True" judges statement 1 second, and is compared with no option's list."""
+    numbers = []
+    for item in items:
+        label = _STATEMENT_LABEL.match(item)
+        if label is not None:
+            numeral = label["n"].lower()
+            numbers.append(int(numeral) if numeral.isdigit() else _ROMAN.get(numeral, 0))
+    return numbers == list(range(1, len(numbers) + 1)) if numbers else True
+
+
 def _factorial(text: str) -> bool:
     stripped = text.rstrip()
     return stripped.endswith("!") and stripped[-2:-1].isdigit()
@@ -165,7 +180,7 @@ def _facts(text: str) -> _Facts:
     items: tuple[_Item, ...] = ()
     if any(map(text.__contains__, _LIST_MARKS)):
         split = [item for item in _ITEM_SPLIT.split(text.strip(" .")) if item]
-        if len(split) >= 2:
+        if len(split) >= 2 and _in_statement_order(split):
             items = tuple(map(_item, split))
     return _Facts(_item(text), items, factorial)
 

@@ -158,6 +158,10 @@ class StrayLetter(PicksOne):
 # "we get". Not a colon ("Common distractor: 24 N", "the ratio is 1:2:1") nor "be"/"was" ("Without
 # friction, the force would be 48 N", "My first guess was 24 N").
 _RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b")
+# The literal each alternative of ``_RESULT_LINK`` starts with: the links are found with
+# ``str.find`` and matched where they stand, where a scan (whose alternatives open with ``\b``,
+# so the engine cannot skip ahead) tries every character of the line.
+_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we")
 # The links of a line a value may follow, read from the right: the last few only.
 _MAX_LINKS: Final = 6
 
@@ -173,8 +177,16 @@ def _result_links(line: str, reach: int) -> list[int]:
     """Where the values after the line's last ``_MAX_LINKS`` links start, the last first, then
     after a conclusion word opening the line. Only the last ``reach`` characters are searched
     for links: a value longer than that is compared with no option."""
-    ends = [link.end() for link in _RESULT_LINK.finditer(line, max(0, len(line) - reach - 8))]
-    ends = ends[: -_MAX_LINKS - 1 : -1]
+    lo = max(0, len(line) - reach - 8)
+    found: set[int] = set()
+    for anchor in _RESULT_LINK_ANCHORS:
+        at = line.find(anchor, lo)
+        while at != -1:
+            link = _RESULT_LINK.match(line, at)
+            if link is not None:
+                found.add(link.end())
+            at = line.find(anchor, at + 1)
+    ends = sorted(found, reverse=True)[:_MAX_LINKS]
     opening = _CONCLUDING.match(line)
     if opening is not None:
         ends.append(opening.end())
@@ -183,6 +195,9 @@ def _result_links(line: str, reach: int) -> list[int]:
 
 # A sentence's end inside a value: what follows is another sentence.
 _SENTENCE_END: Final = re.compile(r"[.!?][*_$)\]]*+\s++[*_$(]*+[A-Z]")
+# Another value after a quantity's qualifier: "24 N for a light rope or 36 N for a heavy one",
+# "12 N in case 1, 24 N in case 2".
+_ANOTHER_VALUE: Final = re.compile(r"\d|\bor\b")
 # What a quantity is of, after it: "of the cost", "from the center", "for the reaction".
 _QUALIFIER: Final = re.compile(
     r"\s++(?:of|from|for|in|at|on|with|when|above|below|after|before|relative)\b", re.IGNORECASE
@@ -279,7 +294,7 @@ class ClosingValue(PicksOne):
         options = context.options
         for index, at in enumerate(links):
             sentence = _sentence_start(line, at)
-            if any(words is not None and words.search(line, sentence, at) for words in (self._supposed, self._doubt)):
+            if any(_unless_asked(words, line, sentence, at, context.question) for words in (self._supposed, self._doubt)):
                 # "(If the intended expression were x, the limit would be 1/2.)", "The answer
                 # cannot be 24 N.": a value supposed or denied before it. The words after the
                 # link are the value's, maybe an option's own ("b) Nitrogen: Not reasonable").
@@ -295,7 +310,11 @@ class ClosingValue(PicksOne):
                 # quantity and what it is of, where the option gives the quantity alone; after
                 # the line's last link only ("12 N at t = 0, and the final force is 25 N").
                 qualified = _QUALIFIER.search(value)
-                if qualified is not None and quantity(value[: qualified.start()]) is not None:
+                if (
+                    qualified is not None
+                    and quantity(value[: qualified.start()]) is not None
+                    and not _ANOTHER_VALUE.search(value, qualified.start())
+                ):
                     value = value[: qualified.start()]
                     hits = value_letters(value, options, context.question)
             if hits:
@@ -327,6 +346,16 @@ class ClosingValue(PicksOne):
             return None
         [(letter, value)] = found.items()
         return value, letter
+
+
+def _unless_asked(words: re.Pattern[str] | None, line: str, start: int, end: int, question: str) -> bool:
+    """One of ``words`` stands in ``line[start:end]``, and is not one of the question's own words
+    ("The first ionization energy is 5.14 eV." for "What is the first ionization energy?";
+    "The function the liver does not perform is ..." for "Which is not a function of the liver?")."""
+    if words is None:
+        return False
+    asked = question.casefold()
+    return any(match.group().casefold() not in asked for match in words.finditer(line, start, end))
 
 
 def _link_start(line: str, end: int) -> int:

@@ -50,6 +50,10 @@ _REVIEW_LINE: Final = re.compile(
 )
 
 
+# A lettered option line of a question the response poses: "A. Depletion of glycogen", "(b) 2".
+_OPTION_LINE: Final = re.compile(r"(?m)^[ \t*_]*+\(?[a-j][.)][ \t*_]++\S")
+
+
 def _asks_another(low: str, start: int, question_words: frozenset[str]) -> bool:
     """The heading line at ``start`` asks a question ("Q: How far does it travel?") that is not
     the sample's: fewer than half its long words are the question's ("* Q: L³T⁻¹", a bullet
@@ -71,8 +75,8 @@ class OtherQuestions:
     counts only when a list of answers follows it. A document break starts other text too: a line
     of "===" after a blank line, or a section header "== response ==" naming one of
     ``section_names``. ``new_questions`` open a heading line that announces a question of the
-    response's own ("**Practice Question:**", "Follow-up question"): everything after it is
-    about that question, answered before it or not.
+    response's own ("**Practice Question:**", "Follow-up question"), followed by its own lettered
+    options: everything after it is about that question, answered before it or not.
     """
 
     headings: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
@@ -128,9 +132,11 @@ class OtherQuestions:
         found: list[Candidate] = []
         if any(map(low.__contains__, self._gates)) or low.startswith("q"):
             found += self._headings(context, low)
-        if self._new_question is not None and "question" in low:
+        if self._new_question is not None:
             new = self._new_question.search(low)
-            if new is not None:
+            if new is not None and len(_OPTION_LINE.findall(low, new.end(), new.end() + 2000)) >= 2:
+                # "**Practice Question:** ...\nA. ...\nB. ...": a question with its own options
+                # ("Follow-up question: is there drag? The question says no." is reasoning).
                 found.append(
                     context.candidate(
                         "other_question", new.start(), new.start(), value="new_question",

@@ -587,8 +587,15 @@ class FirstPersonPick(PicksOne):
 
 # A letter in bold or brackets after a concluding sign: "→ **F**", "⇒ (C)" ("A → B" of a
 # reaction or an implication names no option).
-_SUPPOSED_LINE: Final = re.compile(r"\b(?:if|when|unless|assum\w*|suppos\w*)\b")
-_DECORATED_LETTER: Final = re.compile(r"[ \t]*+(?:\*\*|__|\(|\[)[ \t]*+[a-z](?:\*\*|__|\)|\])")
+_SUPPOSED_LINE: Final = re.compile(
+    r"\b(?:if|when|unless|assum\w*|suppos\w*|not|wrong|incorrect|mistake\w*|trap|error\w*|distractor\w*|"
+    r"tempting|naive|common|eliminat\w*|rul\w*\s++out)\b"
+)
+# What may follow a concluding sign's letter to the end of the text: closing marks.
+_CLOSES_TEXT: Final = re.compile(r"[ \t*_.!)\]]*+\s*+$")
+_DECORATED_LETTER: Final = re.compile(
+    r"[ \t]*+(?:(?:\*\*|__)[ \t]*+(?:[(\[][ \t]*+[a-z][ \t]*+[)\]]|[a-z])[ \t]*+(?:\*\*|__)|[(\[][ \t]*+[a-z][ \t]*+[)\]])"
+)
 
 
 @register_step_kind("concluding_sentence")
@@ -596,7 +603,8 @@ _DECORATED_LETTER: Final = re.compile(r"[ \t]*+(?:\*\*|__|\(|\[)[ \t]*+[a-z](?:\
 class ConcludingSentence(PicksOne):
     """A sentence that opens with a concluding word and ends with a letter: "So, B.",
     "Therefore, (C).", "Thus option B". A sign among the ``words`` ("→", "=>") concludes where it
-    stands when a bold or bracketed letter follows it ("... 1646.4 V → **F**"). Only the last
+    stands, on the last line, when a bold or bracketed letter follows it and no other sign is
+    followed by one ("... 1646.4 V → **F**"). Only the last
     ``window`` characters are read: such a sentence closes a response. The letter must be a
     capital and an option.
     """
@@ -630,15 +638,22 @@ class ConcludingSentence(PicksOne):
         positions = [0] if start == 0 else []
         positions += [m.end() for m in self._opening.finditer(low, start)]
         signs = []
+        closing = -1
         for sign in self._signs:
             at = low.find(sign, start)
             while at != -1:
-                if _DECORATED_LETTER.match(low, at + len(sign)):
+                letter = _DECORATED_LETTER.match(low, at + len(sign))
+                if letter is not None:
                     signs.append(at)
+                    if _CLOSES_TEXT.match(low, letter.end()):
+                        closing = at
                 at = low.find(sign, at + len(sign))
-        if len(signs) == 1 and not _SUPPOSED_LINE.search(low, low.rfind("\n", 0, signs[0]) + 1, signs[0]):
-            # One sign before a letter; several map values to options ("12 N → (A), 24 N →
-            # (B)") or cases to answers ("If friction is ignored → **D**"), and none concludes.
+        last_line = low.rstrip().rfind("\n") + 1
+        if len(signs) == 1 and closing == signs[0] >= last_line and not _SUPPOSED_LINE.search(low, last_line, closing):
+            # One sign before a letter that closes the text; several map values to options ("12
+            # N → (A), 24 N → (B)") or cases to answers ("If friction is ignored → **D**"), one
+            # inside the text may answer one part of several, a sign after a mistake names it
+            # ("Common mistake → (A)."), and none of those concludes.
             positions.append(signs[0])
         positions.sort()
         found = []

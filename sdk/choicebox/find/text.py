@@ -59,6 +59,12 @@ def _listed(letter: str, other: str | None, position: int) -> Extraction | None:
 _LISTING_RE: Final = re.compile(r"^\(?(?P<L>[A-Za-z])[):.]\s+\S")
 
 
+def _restates_option(line: str, item: re.Match[str], context: Context) -> bool:
+    """The listing line ``item`` matched gives its letter's own option text, whole."""
+    own = context.options.get(item["L"].upper())
+    return own is not None and norm_text(line[item.end() - 1 :]) == norm_text(own)
+
+
 @register_step_kind("option_text")
 @attrs.frozen(kw_only=True)
 class OptionTextStep:
@@ -154,6 +160,10 @@ class StandaloneLetter:
             if item is not None and ord(payload.letter) == ord(item["L"].upper()) + 1:
                 # "B: no mitochondria ...\nC:", "(F) means ...\n(G)": the options listed one a
                 # line and cut off at the next letter, not an answer.
+                return None
+            if item is not None and _restates_option(before, item, context) and item["L"].upper() != payload.letter:
+                # "J. Session layer\n\nE. Application layer\n\nJ. Session layer\n\nE.": a loop of
+                # restated options, cut off at the next one's letter.
                 return None
             previous = self._lone(before, context)
             listed = _listed(

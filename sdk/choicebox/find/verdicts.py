@@ -52,7 +52,7 @@ _JUDGED: Final = re.compile(
 
 # A condition right after a verdict: "H would be correct only if ...", "C is right unless ...".
 _CONDITION_AFTER: Final = re.compile(
-    r"(?:[ \t]++(?:answer|choice|option|one|explanation))?[ \t,*_]*+(?:only[ \t]++)?(?:if|unless|provided|assuming|when)\b",
+    r"(?:[ \t]++(?:answer|choice|option|one|explanation))?[ \t,*_]*+(?P<only>only[ \t]++)?(?:if|unless|provided|assuming|when)\b",
     re.IGNORECASE,
 )
 
@@ -136,9 +136,13 @@ class OptionVerdict(PicksOne):
         condition right after the verdict ("(C) is correct only if ...")."""
         if not self.conditions:
             return False
-        if _CONDITION_AFTER.match(text, anchor.end()):
-            return True  # "H would be correct only if 'pessimistic' were 'optimistic'"
-        if "would" in anchor.group() or "could" in anchor.group():
+        conditional = "would" in anchor.group() or "could" in anchor.group()
+        after = _CONDITION_AFTER.match(text, anchor.end())
+        if after is not None and (conditional or after["only"]):
+            # "H would be correct only if 'pessimistic' were 'optimistic'", "(C) is right only
+            # if ..." ("(B) is correct when air resistance is neglected" restates the question)
+            return True
+        if conditional:
             return self._supposition.search(text, sentence_opening(text, start), start) is not None
         return self._condition.search(text, max(0, start - 40), start) is not None
 

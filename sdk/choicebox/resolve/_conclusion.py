@@ -273,10 +273,6 @@ class Conclusion:
             hits = value_letters(value.value, context.options, context.question)
             if not hits:
                 hits = _numeric_match(value.value, context)
-            if not hits and (result := _result_after_link(value.value)):
-                # "Respuesta: el electrón se encontraba en el nivel n = 3.": the value the
-                # answer's sentence gives after its last "=" (an equation's result, exactly).
-                hits = value_letters(result, context.options, context.question)
             if len(hits) == 1:
                 chosen = value._replace(
                     kind="commitment", letters=(hits[0],),
@@ -528,19 +524,6 @@ def _lead_number(text: str) -> Decimal | None:
     if len(rest) >= 200 or _ANY_DIGIT.search(rest):
         return None  # several numbers: a compound value, not comparable this way
     return value
-
-
-# The last "=" or "≈" of a value and what follows it, to its end: a result.
-_LAST_RESULT: Final = re.compile(r"[=≈]([^=≈]{1,60})$")
-
-
-def _result_after_link(value: str) -> str:
-    """What follows the value's one "=" or "≈" ("n = 3." gives "3"), or "" ("n = 12 o n = 5"
-    gives two results, none)."""
-    if value.count("=") + value.count("≈") != 1:
-        return ""
-    match = _LAST_RESULT.search(value.rstrip(" .!*_"))
-    return match.group(1).strip(" $*_") if match is not None else ""
 
 
 def _repeats(last: Sequence[Candidate]) -> bool:

@@ -122,6 +122,7 @@ def test_parameter_which_picks_the_first_or_the_last_sentence(tmp_path: Path, co
         ("Mapping each value: 12 N → (A), 24 N → (B), 36 N → (C)", None),  # a mapping of values
         ("Our value is 30 N.\n- If friction is ignored → **D**\n- If friction is included → **B**", None),
         ("Our value is 30 N. If friction is ignored → **D**", None),
+        ("(a) 19 cm³ → **(A)**\n\n(b) 57.8 erg/cm³, the closest.", None),  # not on the last line
     ],
 )
 def test_a_concluding_sign_concludes_where_it_stands_before_a_decorated_letter(

@@ -131,8 +131,8 @@ def test_parameter_verbs_link_the_letter_to_the_verdict(tmp_path: Path, verdict:
         "If the patient were unstable, (C) would be correct.",
         # a condition right after the verdict
         "C would be correct only if the rate were fixed.",
-        "(C) is the best choice if we ignore friction.",
-        "Option C is correct unless the market is closed.",
+        "(C) is the best choice only if we ignore friction.",
+        "C would be the best choice if we ignored friction.",
     ],
 )
 def test_parameter_conditions_make_a_verdict_hypothetical(tmp_path: Path, verdict: Built, output: str) -> None:
@@ -151,3 +151,8 @@ def test_parameter_closing_verdicts_judge_only_where_they_close_the_sentence(tmp
     without = _step(tmp_path, closing_verdicts=[])
     assert without.read("So C is the one.") is None
     assert without.read("C is the best choice.") == "C"
+
+
+def test_a_condition_that_restates_the_question_keeps_the_verdict(verdict: Built) -> None:
+    # "when air resistance is neglected" is the question's own premise, not a supposition.
+    assert verdict.read("Thus (C) is the correct answer when air resistance is neglected.") == "C"

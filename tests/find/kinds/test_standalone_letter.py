@@ -45,6 +45,7 @@ def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str)
         "Thinking\n✘ B",  # a cross is no tick
         "A: optA\nB: optB\nC:",  # the options listed, cut off at the next letter
         "(A) means x\n(B)",
+        "D. optD\n\nB. optB\n\nD. optD\n\nB. optB\n\nD.",  # a loop of restated options, cut off
         "Let's analyze each option.\n\n**Option B**",  # the heading of a review cut off, no tick
         "Let me check each option.\n\n👉 Option B",
         "Thinking\nOption (B) is out",
