@@ -218,3 +218,23 @@ def test_a_ratio_is_one_value(closing: Built) -> None:
     ratios = {"A": "9:3:3:1", "B": "3:1", "C": "1:2:1", "D": "2:1"}
     assert closing.read("So the expected ratio is 1:2:1.", options=ratios) == "C"
     assert closing.read("So the expected ratio is 9:3:3:1.", options=ratios) == "A"
+
+
+def test_a_qualified_quantity_is_read_only_when_no_other_value_follows(closing: Built) -> None:
+    assert closing.read("The tension is 24 N for a light rope.", options=FORCES) == "B"
+    for output in (
+        "The tension is 24 N for a light rope or 36 N for a heavy one.",
+        "The tension is 12 N in case 1, 24 N in case 2, 36 N in case 3, and 48 N in case 4.",
+        "The tension is 24 N in the upper rope and 12 N in the lower rope.",
+    ):
+        assert closing.outcome(output, options=FORCES) == (None, "no_answer"), output
+
+
+def test_the_questions_own_words_are_no_condition_or_negation(closing: Built) -> None:
+    speeds = {"A": "12 m/s", "B": "24 m/s", "C": "36 m/s", "D": "48 m/s"}
+    asked = "What is the maximum speed the car can reach without skidding?"
+    assert closing.read("The maximum speed without skidding is 24 m/s.", options=speeds, question=asked) == "B"
+    assert closing.read("The maximum speed without skidding is 24 m/s.", options=speeds) is None
+    liver = {"A": "storing glycogen", "B": "producing insulin", "C": "making bile", "D": "detoxifying"}
+    not_question = "Which of the following is not a function of the liver?"
+    assert closing.read("The function the liver does not perform is producing insulin.", options=liver, question=not_question) == "B"

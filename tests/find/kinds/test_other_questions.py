@@ -124,6 +124,20 @@ def test_an_answer_after_a_heading_that_asks_nothing_else_still_counts(text: str
     assert _robust(text, HEIGHTS, question=ROCKET).extracted_answer == "C"
 
 
+@pytest.mark.parametrize(
+    ("text", "letter"),
+    [
+        # a question of the response's own, with its options and answer: after the answer to this one
+        ("The height is 2041 m. The answer is (C).\n\n**Practice Question:** How far?\nA. 1\nB. 2\nAnswer: A", "C"),
+        ("Let's test your understanding.\n\n**Practice Question:** How far?\nA. 1\nB. 2\nC. 3\nD. 4\n**Answer:** D", None),
+        # without options of its own it is reasoning about this question
+        ("Answer: (A)\n\nWait.\nFollow-up question: is there drag? The question says no.\nCorrection: the answer is (B).", "B"),
+    ],
+)
+def test_a_question_of_the_responses_own_is_about_another_question(text: str, letter: str | None) -> None:
+    assert _robust(text, HEIGHTS, question=ROCKET).extracted_answer == letter
+
+
 # --- parameters ----------------------------------------------------------------------------------
 
 
