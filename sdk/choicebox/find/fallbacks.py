@@ -163,7 +163,7 @@ _RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\
 # so the engine cannot skip ahead) tries every character of the line.
 _RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we")
 # The links of a line a value may follow, read from the right: the last few only.
-_MAX_LINKS: Final = 6
+_MAX_LINKS: Final = 3
 
 
 # A conclusion word opening the line, which links it to what it concludes: "Therefore L{t} =
@@ -354,8 +354,13 @@ def _unless_asked(words: re.Pattern[str] | None, line: str, start: int, end: int
     "The function the liver does not perform is ..." for "Which is not a function of the liver?")."""
     if words is None:
         return False
-    asked = question.casefold()
-    return any(match.group().casefold() not in asked for match in words.finditer(line, start, end))
+    asked = None
+    for match in words.finditer(line, start, end):
+        if asked is None:
+            asked = question.casefold()  # once, and only for a sentence that holds one of them
+        if match.group().casefold() not in asked:
+            return True
+    return False
 
 
 def _link_start(line: str, end: int) -> int:

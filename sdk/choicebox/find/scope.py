@@ -86,6 +86,7 @@ class OtherQuestions:
     new_questions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     _heading: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _new_question: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+    _new_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
     _section: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _recap: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
@@ -110,6 +111,8 @@ class OtherQuestions:
             else None
         )
         object.__setattr__(self, "_new_question", re.compile(new_question) if new_question else None)
+        new_gates = required_words(self.new_questions) if self.new_questions else ()
+        object.__setattr__(self, "_new_gates", ("",) if new_gates is None else new_gates)
         # A document break: a line of "=" after a blank line (a setext underline follows text),
         # or a "== response ==" section header naming one of ``section_names``.
         section = r"(?:^|\n)[ \t]*+\n[ \t]*+(?P<rule>={3,}+)[ \t]*+$"
@@ -132,7 +135,7 @@ class OtherQuestions:
         found: list[Candidate] = []
         if any(map(low.__contains__, self._gates)) or low.startswith("q"):
             found += self._headings(context, low)
-        if self._new_question is not None:
+        if self._new_question is not None and any(map(low.__contains__, self._new_gates)):
             new = self._new_question.search(low)
             if new is not None and len(_OPTION_LINE.findall(low, new.end(), new.end() + 2000)) >= 2:
                 # "**Practice Question:** ...\nA. ...\nB. ...": a question with its own options
