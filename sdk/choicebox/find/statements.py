@@ -585,14 +585,16 @@ class FirstPersonPick(PicksOne):
 # --- "So, B." ------------------------------------------------------------------------------------
 
 
-# A letter in bold or brackets after a concluding sign: "→ **F**", "⇒ (C)" ("A → B" of a
-# reaction or an implication names no option).
+# Words on a concluding sign's line that make its letter a case or a mistake, not the answer:
+# "If friction is ignored → **D**", "Common mistake → (A)."
 _SUPPOSED_LINE: Final = re.compile(
     r"\b(?:if|when|unless|assum\w*|suppos\w*|not|wrong|incorrect|mistake\w*|trap|error\w*|distractor\w*|"
     r"tempting|naive|common|eliminat\w*|rul\w*\s++out)\b"
 )
 # What may follow a concluding sign's letter to the end of the text: closing marks.
 _CLOSES_TEXT: Final = re.compile(r"[ \t*_.!)\]]*+\s*+$")
+# A letter in bold or brackets after a concluding sign: "→ **F**", "⇒ (C)", "→ **(A)**" ("A → B"
+# of a reaction or an implication names no option).
 _DECORATED_LETTER: Final = re.compile(
     r"[ \t]*+(?:(?:\*\*|__)[ \t]*+(?:[(\[][ \t]*+[a-z][ \t]*+[)\]]|[a-z])[ \t]*+(?:\*\*|__)|[(\[][ \t]*+[a-z][ \t]*+[)\]])"
 )

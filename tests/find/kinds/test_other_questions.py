@@ -164,3 +164,12 @@ def test_parameter_section_names_name_a_section_header(tmp_path: Path, scoped: B
     assert scoped.read(output) == "B"
     assert _scoped(tmp_path, section_names=[]).outcome(output) == (None, "conflicting")
     assert _scoped(tmp_path, section_names=[]).read("The answer is (B).\n\n===\n\nThe answer is (C).") == "B"
+
+
+def test_parameter_new_questions_announce_a_question_of_the_responses_own(tmp_path: Path, scoped: Built) -> None:
+    output = "Let's test your understanding.\n\n**Practice Question:** Which is a noble gas?\nA. Argon\nB. Oxygen\n**Answer:** (A)"
+    assert scoped.outcome(output) == (None, "no_answer")
+    assert _scoped(tmp_path, new_questions=[]).read(output) == "A"
+    # Without its own lettered options, a question the response asks itself is reasoning.
+    asked = "Answer: (A)\n\nWait.\nFollow-up question: is it inert? The question says so.\nCorrection: the answer is (B)."
+    assert scoped.read(asked) == "B"
