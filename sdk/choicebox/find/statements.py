@@ -12,6 +12,7 @@ anchor, so a text without their words costs a few substring tests.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -130,6 +131,21 @@ def _part_before(part_words: tuple[str, ...]) -> re.Pattern[str]:
         rf"\b(?:for|in)\s++(?:the\s++)?(?:{words}\s*+\(?[a-h1-9ivx]{{1,3}}\)?|\([a-h1-9]\)|"
         rf"(?:first|second|third|fourth|fifth|last|1st|2nd|3rd)\s++{words})[,:]?\s++(?:the\s++)?$"
     )
+
+
+def _one_object_one_answer(context: Context, low: str, found: list[Candidate]) -> list[Candidate]:
+    """Answers under a JSON key, two of them with different letters in one object ({"answer":
+    "F", ..., "answer": "E"}: a duplicate key, which a parser resolves to its last value), are
+    one statement that names two options: nothing marks either as final (rule 2)."""
+    keyed = [c for c in found if c.kind == "commitment" and c.start > 0 and low[c.start - 1] == '"']
+    for first, second in itertools.pairwise(keyed):
+        if first.letters != second.letters and not any(map(low[first.end : second.start].__contains__, "{}")):
+            both = context.candidate(
+                "hedge", first.start, second.end, (*first.letters, *second.letters),
+                how="two answers in one JSON object",
+            )  # fmt: skip
+            return [c for c in found if c is not first and c is not second] + [both]
+    return found
 
 
 def _is_json_key(low: str, a: int, z: int) -> bool:
@@ -283,7 +299,7 @@ class AnswerStatement(PicksOne):
             if candidate.kind == "commitment" and reading.tail:
                 candidate = self._with_tail(context, candidate, reading)
             found.append(candidate)
-        return found
+        return _one_object_one_answer(context, low, found)
 
     def _statements(self, low: str, n: int) -> list[tuple[int, str, bool, re.Match[str]]]:
         """(head, qualifier, primary noun, link match) of each answer noun that opens a statement."""

@@ -287,3 +287,17 @@ def test_in_robust_one_answer_per_case_named_before_it_is_no_answer() -> None:
 
     verdict = ROBUST.grade("For case (a) the answer is B, for case (b) the answer is D.")
     assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")
+
+
+@pytest.mark.parametrize(
+    ("output", "outcome"),
+    [
+        ('{"answer": "B", "reasoning": "the parol evidence rule", "answer": "C"}', (None, "ambiguous")),
+        ('```json\n{\n  "answer": "B",\n  "why": "x",\n  "answer": "C"\n}\n```', (None, "ambiguous")),
+        ('{"answer": "B", "answer": "B"}', ("B", None)),  # the same letter twice
+        ('{"answer": "B"}\n\nOn reflection:\n{"answer": "C"}', ("C", None)),  # two objects: a revision
+    ],
+)
+def test_two_answers_in_one_json_object_name_two_options(tmp_path: Path, output: str, outcome: tuple[str | None, str | None]) -> None:
+    # A duplicate key: a JSON parser keeps the last value, but nothing marks either as final (rule 2).
+    assert _step(tmp_path, resolve=CONCLUSION).outcome(output) == outcome
