@@ -118,7 +118,7 @@ class StrayLetter(PicksOne):
                 lo,
             )
             sentence = text[sentence_start : match.end()]
-            if self._negation.search(sentence):
+            if _rules_out(self._negation, sentence, match.start() - sentence_start):
                 found.append(
                     context.candidate("mention", match.start(), match.end(), (letter,), how="a letter ruled out")
                 )
@@ -374,6 +374,20 @@ def _link_start(line: str, end: int) -> int:
 def _sentence_start(line: str, at: int) -> int:
     """Where the sentence of ``line`` that holds ``at`` starts."""
     return max(line.rfind(mark, 0, at) for mark in (". ", "! ", "? ", "; ", "(")) + 1
+
+
+def _rules_out(negation: re.Pattern[str], sentence: str, letter_at: int) -> bool:
+    """A negation in ``sentence`` rules out the letter at ``letter_at``. A comparison's "than"
+    does only right before it ("rather than (D)", "better than option D"): "... times stronger
+    than the gravitational force, which is option (D)" compares something else."""
+    for found in negation.finditer(sentence):
+        if found.group().lower() != "than" or letter_at - found.end() <= _THAN_REACH:
+            return True
+    return False
+
+
+# How far before a letter a "than" may stand and still compare it: "rather than option (D)".
+_THAN_REACH: Final = 9
 
 
 def _without_closing_marks(value: str) -> str:

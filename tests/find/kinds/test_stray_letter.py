@@ -121,3 +121,18 @@ def test_parameter_which_picks_the_first_or_the_last_stray_letter(tmp_path: Path
     output = "This supports (B). This supports (D)."
     assert _step(tmp_path, resolve="first_step").read(output) == "D"
     assert _step(tmp_path, resolve="first_step", which="first").read(output) == "B"
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        # a comparison's "than" elsewhere in the sentence compares something else
+        ("So the electrical force is about 4.16 × 10^42 times stronger than gravity, which is option (D).", "D"),
+        ("The best estimate of how many more books Mills has than Springvale is (G).", "G"),
+        # right before the letter it rules the letter out
+        ("So it is C rather than option (D).", None),
+        ("It is more likely than (D).", None),
+    ],
+)
+def test_a_than_rules_out_only_the_letter_it_compares(stray: Built, output: str, letter: str | None) -> None:
+    assert stray.read(f"Work it out.\n\n{output}", options=TEN) == letter
