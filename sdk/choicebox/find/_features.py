@@ -23,7 +23,7 @@ __all__ = ["SampleFeatures", "features_of", "norm_text", "words_of"]
 # --- normalised text and words -------------------------------------------------------------------
 
 LATEX_FRACTION: Final = re.compile(r"\\[dt]?frac\s*+\{([^{}]{0,200})\}\s*+\{([^{}]{0,200})\}")
-_WRAPPED: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname)\s*+\{([^{}]{0,400})\}")
+LATEX_WRAPPER: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname)\s*+\{([^{}]{0,400})\}")
 _NOISE: Final = re.compile(r"[\s$*_`~{}\\]++")
 
 
@@ -52,7 +52,7 @@ def norm_text(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
     if "\\" in folded:
         folded = LATEX_FRACTION.sub(r"\1/\2", folded)
-        folded = _WRAPPED.sub(r"\1", folded)
+        folded = LATEX_WRAPPER.sub(r"\1", folded)
     return _NOISE.sub("", folded).strip(".,;:!?()[]")
 
 

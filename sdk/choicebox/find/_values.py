@@ -29,7 +29,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Final, NamedTuple
 
-from ._features import LATEX_FRACTION, norm_text, with_carets
+from ._features import LATEX_FRACTION, LATEX_WRAPPER, norm_text, with_carets
 
 __all__ = ["Quantity", "quantity", "same_value", "value_letters"]
 
@@ -44,7 +44,6 @@ _PLAIN: Final = (
     ("−", "-"), ("–", "-"), ("\\times", "×"), ("\\cdot", "×"), ("·", "×"), ("\\,", ""), ("\\!", ""),
     ("{,}", ","), ("\\%", "%"), ("\\$", "$"), ("~", " "),
 )  # fmt: skip
-_WRAPPER: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname|rm)\s*+\{([^{}]{0,200})\}")
 # A number: a sign, digits (thousands grouped by commas, or not), a decimal part, and a power of
 # ten written "× 10^3", "x10^{-3}", "* 10^3", "e-3", or (the options' own quirk) "1.81 $10^{10}$"
 # with the sign of multiplication lost. Not after "^" or a letter or digit: "m^-1", "H2O".
@@ -86,7 +85,7 @@ def _plain(text: str) -> str:
         if old in text:
             text = text.replace(old, new)
     if "\\" in text:
-        text = LATEX_FRACTION.sub(r"\1/\2", _WRAPPER.sub(r"\1", text))
+        text = LATEX_FRACTION.sub(r"\1/\2", LATEX_WRAPPER.sub(r"\1", text))
     if "^" in text:
         text = _BRACED_POWER.sub(r"^\1", text)
     return text

@@ -216,14 +216,15 @@ _ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)
 class ClosingValue(PicksOne):
     """A complete output whose closing line ends in one option's full content:
     "... = 200$ lines per mm." with an option "200 lines per mm". The value after one of the
-    line's last links ("=", "≈", ":", "is", "are", "be", "equals", "gives us", "we get") must
-    state exactly one option's content, as ``choicebox.find._values.same_value`` compares them
+    line's last links ("=", "≈", "is", "are", "equals", "gives us", "we get"; not a colon nor
+    "be") or after a conclusion word opening the line must state exactly one option's content, as ``choicebox.find._values.same_value`` compares them
     ("$24.00" states "$24", "-1.32 × 10¹³ C" states "$-1.32$ $10^{13} \\mathrm{C}$"); a quantity
     may be followed by what it is of ("127.5% of the cost"). Or the line's bold spans give one
     option's whole content ("So, about **85 kg of ammonia** is produced."), in a line that holds
     none of the ``negations`` ("**Paris** is wrong"; with no ``negations`` the emphasis is not
-    read). A linked value's sentence holds none of the ``conditions`` before it ("If it were x,
-    the limit would be 1/2."). ``max_value`` is the longest value compared.
+    read). Before a linked value its sentence holds none of the ``conditions`` nor the
+    ``negations`` other than the question's own words ("If it were x, the limit would be 1/2.",
+    "The answer cannot be 24 N."). ``max_value`` is the longest value compared.
     """
 
     max_value: int = 300  # an option's whole text may be long ("a) Oxygen: Reasonable, b) ...")
@@ -283,9 +284,11 @@ class ClosingValue(PicksOne):
     ) -> tuple[str, list[str]]:
         """The value the closing line gives after a link, with the letters whose content it
         states: the tail after the line's last link ("... ≈ 1.81 × 10^10 m^-1."), or after an
-        earlier one when the tail holds a link of the value itself ("Therefore: a) Oxygen:
-        Reasonable, b) ..."), or the whole line when the line before ends in a link."""
+        earlier one when the tail holds a link of the value itself, or after a conclusion word
+        opening the line ("Therefore: a) Oxygen: Reasonable, b) ..."), or the whole line when the
+        line before ends in a link."""
         links = _result_links(line, self.max_value)
+        opening = _CONCLUDING.match(line)
         if not links:
             before = text[:line_start].rstrip()
             if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
@@ -305,7 +308,7 @@ class ClosingValue(PicksOne):
             if not value or len(value) > self.max_value:
                 continue
             hits = value_letters(value, options, context.question)
-            if not hits and index == 0 and _RESULT_LINK.match(line, _link_start(line, at)) is not None:
+            if not hits and index == 0 and at != 0 and (opening is None or at != opening.end()):
                 # "127.5% of the cost", "9.02 × 10^6 meters from the center of the earth": a
                 # quantity and what it is of, where the option gives the quantity alone; after
                 # the line's last link only ("12 N at t = 0, and the final force is 25 N").
@@ -361,14 +364,6 @@ def _unless_asked(words: re.Pattern[str] | None, line: str, start: int, end: int
         if match.group().casefold() not in asked:
             return True
     return False
-
-
-def _link_start(line: str, end: int) -> int:
-    """Where the link that ends at ``end`` starts: one word, or a sign, back."""
-    start = end - 1
-    while start > 0 and line[start - 1].isalpha():
-        start -= 1
-    return start
 
 
 def _sentence_start(line: str, at: int) -> int:
