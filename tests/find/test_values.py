@@ -35,7 +35,7 @@ def _writings(mantissa: str, power: int) -> list[str]:
 
 _UNITS = {
     "m/s": ["m/s", "\\mathrm{m/s}", "\\mathrm{~m} / \\mathrm{s}"],
-    "kJ": ["kJ", "\\mathrm{kJ}", "~kJ"],
+    "kJ": ["kJ", "\\mathrm{kJ}", "\\rm{kJ}", "~kJ"],
 }
 
 mantissas = st.builds(

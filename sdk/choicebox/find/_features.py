@@ -23,7 +23,8 @@ __all__ = ["SampleFeatures", "features_of", "norm_text", "words_of"]
 # --- normalised text and words -------------------------------------------------------------------
 
 LATEX_FRACTION: Final = re.compile(r"\\[dt]?frac\s*+\{([^{}]{0,200})\}\s*+\{([^{}]{0,200})\}")
-LATEX_WRAPPER: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname)\s*+\{([^{}]{0,400})\}")
+# A command that only sets its argument in a font: "\mathrm{kg}", "\rm{kg}" are "kg".
+LATEX_WRAPPER: Final = re.compile(r"\\(?:mathrm|text|mathbf|operatorname|rm)\s*+\{([^{}]{0,400})\}")
 _NOISE: Final = re.compile(r"[\s$*_`~{}\\]++")
 
 

@@ -217,8 +217,8 @@ class ClosingValue(PicksOne):
     """A complete output whose closing line ends in one option's full content:
     "... = 200$ lines per mm." with an option "200 lines per mm". The value after one of the
     line's last links ("=", "≈", "is", "are", "equals", "gives us", "we get"; not a colon nor
-    "be") or after a conclusion word opening the line must state exactly one option's content, as ``choicebox.find._values.same_value`` compares them
-    ("$24.00" states "$24", "-1.32 × 10¹³ C" states "$-1.32$ $10^{13} \\mathrm{C}$"); a quantity
+    "be") or after a conclusion word opening the line must state exactly one option's content,
+    as ``choicebox.find._values.same_value`` compares them ("$24.00" states "$24", "-1.32 × 10¹³ C" states "$-1.32$ $10^{13} \\mathrm{C}$"); a quantity
     may be followed by what it is of ("127.5% of the cost"). Or the line's bold spans give one
     option's whole content ("So, about **85 kg of ammonia** is produced."), in a line that holds
     none of the ``negations`` ("**Paris** is wrong"; with no ``negations`` the emphasis is not
@@ -288,13 +288,13 @@ class ClosingValue(PicksOne):
         opening the line ("Therefore: a) Oxygen: Reasonable, b) ..."), or the whole line when the
         line before ends in a link."""
         links = _result_links(line, self.max_value)
-        opening = _CONCLUDING.match(line)
         if not links:
             before = text[:line_start].rstrip()
             if not _LINK_ENDING.search(before, max(before.rfind("\n") + 1, len(before) - 200)):
                 return "", []
             links = [0]  # the value alone on the last line, its link closing the line before
         options = context.options
+        opening = _CONCLUDING.match(line)
         for index, at in enumerate(links):
             sentence = _sentence_start(line, at)
             if any(_unless_asked(words, line, sentence, at, context.question) for words in (self._supposed, self._doubt)):
