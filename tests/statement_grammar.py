@@ -163,6 +163,24 @@ VERDICT_TAILS: tuple[str, ...] = (
     "would be the most appropriate.",
 )
 
+# The option's text alone as the subject of a verdict ("Hence, vitamin B12 deficiency is the correct
+# answer."), in the forms that open such a sentence, with the tails whose verdict closes it.
+TEXT_VERDICT_SUBJECTS: dict[str, Callable[[str], str]] = {
+    "text": lambda text: text,
+    "**text**": lambda text: f"**{text}**",
+    '"text"': lambda text: f'"{text}"',
+    "Hence, text": lambda text: f"Hence, {text[0].lower()}{text[1:]}",
+    "Therefore, **text**": lambda text: f"Therefore, **{text}**",
+    "So text": lambda text: f"So {text}",
+}
+TEXT_VERDICT_TAILS: tuple[str, ...] = (
+    "is the correct answer.",
+    "is correct.",
+    "is the best choice.",
+    "would be the most appropriate.",
+    "is the right answer, given the findings.",
+)
+
 
 class Composition(NamedTuple):
     """One response and what it commits to."""
@@ -187,6 +205,8 @@ def statements(letter: str) -> Iterator[tuple[tuple[str, ...], str]]:
         yield (lead, "citation", name), f"{lead} {form(letter, text)}"
     for (name, reference), tail in itertools.product(VERDICT_REFERENCES.items(), VERDICT_TAILS):
         yield (tail, "verdict", name), f"{reference(letter)} {tail}"
+    for (name, subject), tail in itertools.product(TEXT_VERDICT_SUBJECTS.items(), TEXT_VERDICT_TAILS):
+        yield (tail, "text verdict", name), f"{subject(text)} {tail}"
 
 
 def positives(letters: Sequence[str] = ("B", "C", "D", "G")) -> Iterator[Composition]:
@@ -215,6 +235,17 @@ NEGATIVE_PAYLOADS: dict[str, Callable[[str, str], str]] = {
 # Several letters judged together: "(B) or (D) is the correct answer."
 VERDICT_JOINS: tuple[str, ...] = (" or ", " and ", ", ", "/", " | ", "; ")
 
+# Options' texts judged in ways that commit to none: two together, a negation, a condition.
+TEXT_VERDICT_NEGATIVES: dict[str, Callable[[str, str], str]] = {
+    "two texts": lambda a, b: f"{a} or {b.lower()} is the correct answer.",
+    "both texts": lambda a, b: f"Both {a.lower()} and {b.lower()} are correct.",
+    "negated": lambda a, b: f"{a} is not the correct answer.",
+    "supposed": lambda a, b: f"If the smear were microcytic, {a.lower()} would be the correct answer.",
+    "condition after": lambda a, b: f"{a} would be correct only if the dose were doubled.",
+    "in a question": lambda a, b: f"Is {a.lower()} the correct answer?",
+    "a description": lambda a, b: f"{a} is the best studied of these, but it does not fit.",
+}
+
 
 def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> Iterator[Composition]:
     """Every cue x layout x negative payload, and every verdict on two letters joined, with every
@@ -231,6 +262,10 @@ def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> It
                     (tail, "verdict on two letters", name, before_name),
                     f"{before}{reference(a)}{join}{reference(b)} {tail}", None,
                 )  # fmt: skip
+        for (name, form), (before_name, before) in itertools.product(TEXT_VERDICT_NEGATIVES.items(), BEFORES.items()):
+            yield Composition(
+                ("text verdict", name, before_name), f"{before}{form(OPTIONS[a], OPTIONS[b])}", None
+            )
 
 
 def option_listing(letters: Sequence[str], *, style: str = "L. text") -> str:

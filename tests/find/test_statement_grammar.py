@@ -66,6 +66,9 @@ def negative(draw: st.DrawFn) -> str:
     joint = draw(st.sampled_from(grammar.LAYOUTS)).joint
     form = draw(st.sampled_from(sorted(grammar.NEGATIVE_PAYLOADS)))
     before = draw(st.sampled_from(sorted(grammar.BEFORES.values())))
+    if draw(st.booleans()):
+        verdict = draw(st.sampled_from(sorted(grammar.TEXT_VERDICT_NEGATIVES)))
+        return f"{before}{grammar.TEXT_VERDICT_NEGATIVES[verdict](grammar.OPTIONS[a], grammar.OPTIONS[b])}"
     return f"{before}{lead}{joint}{grammar.NEGATIVE_PAYLOADS[form](a, b)}"
 
 
@@ -161,10 +164,12 @@ def test_grammar_size() -> None:
         + len(grammar.HEADINGS) * len(grammar.HEADING_LAYOUTS) * len(grammar.TEXT_PAYLOADS)
         + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_TAILS)
+        + len(grammar.TEXT_VERDICT_SUBJECTS) * len(grammar.TEXT_VERDICT_TAILS)
     ) * len(grammar.BEFORES) * len(grammar.AFTERS)
     assert negatives == 2 * (
         len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS)
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_JOINS) * len(grammar.VERDICT_TAILS)
+        + len(grammar.TEXT_VERDICT_NEGATIVES)
     ) * len(grammar.BEFORES)
 
 

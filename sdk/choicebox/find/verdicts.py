@@ -1,5 +1,6 @@
 """The finder step kind for an option judged to be the answer: "(C) is the correct answer",
-"Option B is the best choice", "making (C) the correct answer", "Option B: <its text> is correct".
+"Option B is the best choice", "making (C) the correct answer", "Option B: <its text> is correct",
+"Hence, <option B's text> is the correct answer".
 
 Its vocabularies (the verdict words, the verbs that link a letter to them, the conditions that
 make a verdict hypothetical) are parameters given in the rule file. It reads ``context.folded``
@@ -13,7 +14,7 @@ from typing import Final
 
 import attrs
 
-from choicebox.find._citation import text_ending_at
+from choicebox.find._citation import CITED_WORDS, text_ending_at
 from choicebox.find._payload import LETTER_SEPARATORS
 
 from ._api import Candidate, Context, PicksOne, Which, register_step_kind
@@ -69,18 +70,25 @@ class OptionVerdict(PicksOne):
     links the letter to them ("is", "would be"). A bare "A" or "I" is English, and a letter after
     one of the ``conditions`` ("if", "whether", "suppose") is hypothetical. "(H) is true" counts
     only as a stray letter, and only when no other option is judged true or false.
+
+    An option named by its own text alone is judged the same way ("Hence, vitamin B12
+    deficiency is the correct answer."), when the text is the whole subject of its sentence:
+    only markup, quotes and one of the ``openers`` ("hence", "therefore") stand before it, and
+    the verdict closes the sentence or clause. Without ``openers`` no text is read this way.
     """
 
     verdicts: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     closing_verdicts: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    openers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _anchor: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _makes: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _supposition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _subject_opening: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
     _verb_ends: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -115,6 +123,18 @@ class OptionVerdict(PicksOne):
         )
         object.__setattr__(self, "_supposition", re.compile(rf"\b{alternation(self.conditions)}\b", re.IGNORECASE))
         object.__setattr__(self, "_gates", required_words((*self.verdicts, *self.closing_verdicts)) or ("",))
+        # What may open the sentence before an option's text as its subject: markup, quotes and
+        # one opener ("Hence, ", "**Therefore**, "), "option"/"choice" (lowercased text).
+        object.__setattr__(
+            self,
+            "_subject_opening",
+            re.compile(
+                rf"{_SUBJECT_MARKS}(?:(?:{alternation(self.openers)})\b[\s,:*_]*+)?"
+                rf"(?:(?:the\s++)?(?:option|choice)\s++)?{_SUBJECT_MARKS}"
+            )
+            if self.openers
+            else None,
+        )
 
     def _windows(self, low: str) -> list[tuple[int, int]]:
         """Windows of the text around each verdict word that a verb may precede: the patterns
@@ -148,7 +168,10 @@ class OptionVerdict(PicksOne):
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None or not context.has_letter():
+        if low is None:
+            return []
+        lettered = context.has_letter()
+        if not lettered and self._subject_opening is None:
             return []  # every statement it reads names a letter
         windows = self._windows(low)
         if not windows:
@@ -165,8 +188,14 @@ class OptionVerdict(PicksOne):
                     makes.setdefault(match.start(), match)
         found: list[Candidate] = []
         for _, anchor in sorted(anchors.items()):
-            before = _LETTER_BEFORE.search(text, max(0, anchor.start() - 24), anchor.start())
+            before = _LETTER_BEFORE.search(text, max(0, anchor.start() - 24), anchor.start()) if lettered else None
             if before is None:
+                named = self._named_before(context, low, anchor)
+                if named is not None:
+                    found.append(named)
+                    continue
+                if not lettered:
+                    continue
                 cited = _cited_before(context, text, anchor.start())
                 if cited is not None and not self._supposed(text, anchor, cited[1]):
                     # "Option B: <option B's text> is correct."
@@ -223,8 +252,44 @@ class OptionVerdict(PicksOne):
         return found
 
 
+    def _named_before(self, context: Context, low: str, anchor: re.Match[str]) -> Candidate | None:
+        """"Hence, vitamin B12 deficiency is the correct answer.": the one option whose whole text
+        is the subject of the verdict's sentence (LABELLING rule 5), else ``None``."""
+        opening = self._subject_opening
+        closing = _CLOSES_CLAUSE.match(low, anchor.end()) if opening is not None else None
+        if opening is None or closing is None:
+            return None
+        close = anchor.start()
+        while close > 0 and low[close - 1] in _QUOTES_AND_BLANKS:
+            close -= 1
+        named = []
+        for letter, words in context.features.citations().items():
+            # A text of CITED_WORDS words may be the opening of a longer option: not its whole text.
+            start = text_ending_at(low, close, words) if len(words) < CITED_WORDS else -1
+            if start != -1 and opening.fullmatch(low, sentence_opening(low, start), start) is not None:
+                named.append((letter, start))
+        if len(named) != 1:
+            return None
+        letter, start = named[0]
+        text = context.folded
+        if self._supposed(text, anchor, start):
+            return None
+        cue = text[anchor.start() : closing.end()].strip().rstrip(_CLAUSE_MARKS)  # "is the correct answer"
+        return context.candidate(
+            "commitment", start, anchor.start() + len(cue), (letter,), how="an option named by its text, then judged the answer",
+            origin="evaluation", value=context.options[letter], cue=cue, layout="before the verdict",
+            payload="option's text",
+        )  # fmt: skip
+
+
 # What may end the sentence after a verdict word: "is correct.", "is the correct answer."
 _ENDS_SENTENCE: Final = re.compile(r"(?:[ \t]++(?:answer|option|choice|one))?[*_]*+[ \t]*+(?:[.!]|\n|$)")
+# What closes the clause of a verdict on an option's text: "is the correct answer.", "... answer,".
+_CLOSES_CLAUSE: Final = re.compile(r"(?:[ \t]++(?:answer|option|choice|one))?[*_\"'”’]*+[ \t]*+(?:[.!,;]|\n|$)")
+_QUOTES_AND_BLANKS: Final = " \t*_`\"'“”‘’"
+_CLAUSE_MARKS: Final = " \t\n.!,;*_\"'”’"
+# Markup and quotes that may stand around a subject: "**", "“", "> ".
+_SUBJECT_MARKS: Final = r"[\s*_#>`\"'“”‘’-]*+"
 # The letter before a cited option's text: "Option B: ", "(B) ", "B. ".
 _CITATION_LEAD: Final = re.compile(r"(?:\b(?i:option|choice)[ \t]++)?[*_]*+\(?(?P<L>[A-Z])[).:]?[*_]*+[ \t]*+$")
 

@@ -156,3 +156,65 @@ def test_parameter_closing_verdicts_judge_only_where_they_close_the_sentence(tmp
 def test_a_condition_that_restates_the_question_keeps_the_verdict(verdict: Built) -> None:
     # "when air resistance is neglected" is the question's own premise, not a supposition.
     assert verdict.read("Thus (C) is the correct answer when air resistance is neglected.") == "C"
+
+
+# --- an option named by its text alone -----------------------------------------------------------
+
+_CAUSES: dict[str, str] = {
+    "A": "Folate deficiency",
+    "B": "Vitamin B12 deficiency",
+    "C": "Deficiency",  # the last word of B's text: B's sentence must not read as C
+    "D": "0.0871",
+}
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("Hence, vitamin B12 deficiency is the correct answer.", "B"),
+        ("Vitamin B12 deficiency is correct.", "B"),
+        ('So "Vitamin B12 deficiency" is the best choice.', "B"),
+        ("**Therefore**, **vitamin B12 deficiency** is the right answer, given the findings.", "B"),
+        ("Thus, the option folate deficiency is the correct answer.", "A"),
+        ("Deficiency is the correct answer.", "C"),
+        ("It grows by 8.71% a year.\nSo 0.0871 is the correct answer.", "D"),  # a value's own "."
+    ],
+)
+def test_an_options_whole_text_as_the_subject_is_judged_like_its_letter(
+    verdict: Built, output: str, expected: str
+) -> None:
+    assert verdict.read(output, options=_CAUSES) == expected
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Folate deficiency or vitamin B12 deficiency is the correct answer.",  # two texts
+        "Folate deficiency is not the correct answer.",
+        "If the smear were microcytic, folate deficiency would be the correct answer.",
+        "Folate deficiency would be correct only if the dose were doubled.",
+        "Folate deficiency is the best studied of these.",  # a description, not a verdict
+        "The cause of vitamin B12 deficiency is correct diet.",  # the text is not the subject
+        "We now know vitamin B12 deficiency is correct.",  # words before it that open no conclusion
+        "Folate deficiency is correct because the smear is normal.",
+    ],
+)
+def test_an_options_text_judged_with_others_denied_or_supposed_is_no_answer(verdict: Built, output: str) -> None:
+    assert verdict.read(output, options=_CAUSES) is None
+
+
+def test_parameter_openers_turn_on_the_text_subject_and_list_its_opening_words(tmp_path: Path, verdict: Built) -> None:
+    assert verdict.read("Hence, vitamin B12 deficiency is the correct answer.", options=_CAUSES) == "B"
+    without = _step(tmp_path, openers=[])
+    assert without.read("Hence, vitamin B12 deficiency is the correct answer.", options=_CAUSES) is None
+    assert without.read("Vitamin B12 deficiency is the correct answer.", options=_CAUSES) is None
+    assert without.read("(B) is the correct answer.", options=_CAUSES) == "B"  # letters as before
+    only_so = _step(tmp_path, openers=["so"])
+    assert only_so.read("So vitamin B12 deficiency is correct.", options=_CAUSES) == "B"
+    assert only_so.read("Hence, vitamin B12 deficiency is correct.", options=_CAUSES) is None
+
+
+def test_a_text_judged_the_answer_says_how_it_was_composed(verdict: Built) -> None:
+    (found,) = verdict.found("Hence, vitamin B12 deficiency is the correct answer.", options=_CAUSES)
+    assert (found.letters, found.layout, found.payload) == (("B",), "before the verdict", "option's text")
+    assert found.cue == "is the correct answer"
