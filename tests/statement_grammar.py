@@ -182,6 +182,23 @@ TEXT_VERDICT_TAILS: tuple[str, ...] = (
 )
 
 
+# A closing paragraph that is a payload alone, no cue (rule 5 for the text alone): the option's text
+# in the decorations models close with, or a letter citing it. Nothing follows it: a remark after
+# it would make it no closing line, and text about other questions after it is not read yet (the
+# scope ends at another question only after a statement the main steps found, and a closing text is
+# a fallback's: tests/find/test_statement_grammar.py holds that gap as an expected failure).
+CLOSING_PAYLOADS: dict[str, Callable[[str, str], str]] = {
+    "text": lambda letter, text: text,
+    "text.": lambda letter, text: f"{text}.",
+    "**text**": lambda letter, text: f"**{text}**",
+    "*text*": lambda letter, text: f"*{text}*",
+    "L. text": lambda letter, text: f"{letter}. {text}",
+    "**L. text**": lambda letter, text: f"**{letter}. {text}**",
+    "(L) text": lambda letter, text: f"({letter}) {text}",
+    "L - text": lambda letter, text: f"{letter} - {text}",
+}
+
+
 class Composition(NamedTuple):
     """One response and what it commits to."""
 
@@ -219,6 +236,8 @@ def positives(letters: Sequence[str] = ("B", "C", "D", "G")) -> Iterator[Composi
                 yield Composition(
                     (*parts, before_name, after_name), f"{before}{statement}{after}", letter
                 )
+        for (name, form), (before_name, before) in itertools.product(CLOSING_PAYLOADS.items(), BEFORES.items()):
+            yield Composition(("closing paragraph", name, before_name), f"{before}{form(letter, OPTIONS[letter])}", letter)
 
 
 # Negative compositions: payloads that name no single option, under every cue.
@@ -247,6 +266,15 @@ TEXT_VERDICT_NEGATIVES: dict[str, Callable[[str, str], str]] = {
 }
 
 
+# Closing lines that hold an option's text and commit to none: the options' texts listed, one a line
+# or one a paragraph; a numbered list cut off at a number that is an option's text ("19. ...\n20").
+CLOSING_NEGATIVES: dict[str, Callable[[str, str], str]] = {
+    "two texts, one a line": lambda a, b: f"{a}\n{b}",
+    "two texts, one a paragraph": lambda a, b: f"{a}\n\n{b}",
+    "a list cut off": lambda a, b: f"1. Weigh the first effect.\n2. Weigh the second effect.\n{b}",
+}
+
+
 def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> Iterator[Composition]:
     """Every cue x layout x negative payload, and every verdict on two letters joined, with every
     context before it."""
@@ -265,6 +293,10 @@ def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> It
         for (name, form), (before_name, before) in itertools.product(TEXT_VERDICT_NEGATIVES.items(), BEFORES.items()):
             yield Composition(
                 ("text verdict", name, before_name), f"{before}{form(OPTIONS[a], OPTIONS[b])}", None
+            )
+        for (name, form), (before_name, before) in itertools.product(CLOSING_NEGATIVES.items(), BEFORES.items()):
+            yield Composition(
+                ("closing paragraph", name, before_name), f"{before}{form(OPTIONS[a], OPTIONS[b])}", None
             )
 
 

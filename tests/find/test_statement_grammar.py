@@ -3,7 +3,7 @@ layout, payload and context reads as the letter it states; every composition tha
 option reads as none; restating the options earns nothing in any mode.
 
 Hypothesis draws the compositions, so a run meets combinations nobody wrote down; the whole product
-(about 60,000 positive and 2,000 negative compositions) is walked by
+(160,032 positive and 3,804 negative compositions) is walked by
 ``python tests/statement_grammar.py MODE``.
 """
 
@@ -45,8 +45,11 @@ _STATEMENTS: dict[str, list[str]] = {
 def positive(draw: st.DrawFn) -> tuple[str, str]:
     """A response stating one letter: one of the grammar's statements, something before and after."""
     letter = draw(st.sampled_from(LETTERS))
-    statement = draw(st.sampled_from(_STATEMENTS[letter]))
     before = draw(st.sampled_from(sorted(grammar.BEFORES.values())))
+    if draw(st.integers(0, 9)) == 0:  # a closing paragraph: nothing may follow it
+        closing = draw(st.sampled_from(sorted(grammar.CLOSING_PAYLOADS)))
+        return f"{before}{grammar.CLOSING_PAYLOADS[closing](letter, grammar.OPTIONS[letter])}", letter
+    statement = draw(st.sampled_from(_STATEMENTS[letter]))
     after = draw(st.sampled_from(sorted(grammar.AFTERS.values())))
     return f"{before}{statement}{after}", letter
 
@@ -66,9 +69,11 @@ def negative(draw: st.DrawFn) -> str:
     joint = draw(st.sampled_from(grammar.LAYOUTS)).joint
     form = draw(st.sampled_from(sorted(grammar.NEGATIVE_PAYLOADS)))
     before = draw(st.sampled_from(sorted(grammar.BEFORES.values())))
-    if draw(st.booleans()):
-        verdict = draw(st.sampled_from(sorted(grammar.TEXT_VERDICT_NEGATIVES)))
-        return f"{before}{grammar.TEXT_VERDICT_NEGATIVES[verdict](grammar.OPTIONS[a], grammar.OPTIONS[b])}"
+    kind = draw(st.integers(0, 3))
+    if kind in (1, 2):
+        forms = grammar.TEXT_VERDICT_NEGATIVES if kind == 1 else grammar.CLOSING_NEGATIVES
+        form = draw(st.sampled_from(sorted(forms)))
+        return f"{before}{forms[form](grammar.OPTIONS[a], grammar.OPTIONS[b])}"
     return f"{before}{lead}{joint}{grammar.NEGATIVE_PAYLOADS[form](a, b)}"
 
 
@@ -147,6 +152,20 @@ def test_mmlu_pro_keeps_the_papers_last_letter(style: str) -> None:
         ("Everything points to D. Operant conditioning.", None),
         # The cue's payload on a listing line is read only when it cites its own option.
         ("The answer is:\nE. 80%", None),
+        # A closing paragraph of an option's text alone is a fallback's: a letter stated before it
+        # beats it (rule 5), and a line right under a numbered list continues the list.
+        ("The answer is (B).\n\nVitamin B12 deficiency", "B"),
+        ("The answer is (B).\n\n**Vitamin B12 deficiency**", "B"),
+        ("Reasoning first.\n\nVitamin B12 deficiency", "D"),
+        ("Steps:\n11. Is it 11?\n12 N", None),
+        pytest.param(
+            "Reasoning first.\n\nVitamin B12 deficiency\n\nQuestion: Which gas?\nA. Oxygen\nB. Nitrogen\nAnswer: B",
+            "D",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="not read yet: the scope ends at another question only after a statement the main steps found",
+            ),
+        ),
     ],
 )
 def test_citation_rules(text: str, expected: str | None) -> None:
@@ -165,11 +184,12 @@ def test_grammar_size() -> None:
         + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_TAILS)
         + len(grammar.TEXT_VERDICT_SUBJECTS) * len(grammar.TEXT_VERDICT_TAILS)
-    ) * len(grammar.BEFORES) * len(grammar.AFTERS)
+    ) * len(grammar.BEFORES) * len(grammar.AFTERS) + 4 * len(grammar.CLOSING_PAYLOADS) * len(grammar.BEFORES)
     assert negatives == 2 * (
         len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS)
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_JOINS) * len(grammar.VERDICT_TAILS)
         + len(grammar.TEXT_VERDICT_NEGATIVES)
+        + len(grammar.CLOSING_NEGATIVES)
     ) * len(grammar.BEFORES)
 
 

@@ -6,9 +6,9 @@ explain ("**D. Stack**", then "Explanation: ..."; a base model's " (D) Treaty of
 the next few-shot question), or close with it ("C — Vitamin B12 deficiency."). Such a line is the
 payload layout with an empty cue: it is read by the one payload reader (``read_at``, citations
 included), and counts when the payload fills the line: a letter in any decoration, an option
-cited by its letter and text, or, on the first line of several, an option's exact text. A line
-next to a line that lists another option restates the options (LABELLING rule 6), or lists
-another question's, and counts for nothing.
+cited by its letter and text, or, on the lines ``text_lines`` names (the first of several by
+default), an option's exact text. A line next to a line that lists another option restates the
+options (LABELLING rule 6), or lists another question's, and counts for nothing.
 """
 
 from __future__ import annotations
@@ -32,11 +32,14 @@ Where = Literal["first", "last"]
 class PayloadLine:
     """A payload alone on the response's first or last non-empty line (see the module docstring).
 
-    ``lines`` says which lines are read (``[first, last]`` by default); ``max_length`` is the
-    longest line looked at (a line is a payload, not a paragraph).
+    ``lines`` says which lines are read (``[first, last]`` by default); ``text_lines`` which of
+    them may hold an option's text alone, no letter (``[first]``: a closing line that only
+    repeats an option's text is a fallback's to read, after every statement that names a letter);
+    ``max_length`` is the longest line looked at (a line is a payload, not a paragraph).
     """
 
     lines: tuple[Where, ...] = ("first", "last")
+    text_lines: tuple[Where, ...] = ("first",)
     max_length: int = 200
 
     def __call__(self, context: Context) -> Extraction | None:
@@ -45,20 +48,22 @@ class PayloadLine:
     def find(self, context: Context) -> list[Candidate]:
         text = context.folded
         found: list[Candidate] = []
-        first, last = _line(text, first=True), _line(text, first=False)
+        # The last line of the part a policy kept (the whole text, but for a fallback, the text
+        # before another question).
+        first, last = _line(text, first=True), _line(text, first=False, end=context.window[1])
         if first is None or last is None or first == last:
             return []  # an empty or one-line output: the whole output's own kinds read it
         for where in self.lines:
             start, end = first if where == "first" else last
             if end - start > self.max_length or (found and found[-1].start == start):
                 continue
-            candidate = self._read(context, text, start, end, where)
+            candidate = self._read(context, text, start, end, where, texts=where in self.text_lines)
             if candidate is not None:
                 found.append(candidate)
         return found
 
     @staticmethod
-    def _read(context: Context, text: str, start: int, end: int, where: Where) -> Candidate | None:
+    def _read(context: Context, text: str, start: int, end: int, where: Where, *, texts: bool) -> Candidate | None:
         citations = context.features.citations()
         how = f"a payload alone on the {where} line"
         letter = None
@@ -67,16 +72,20 @@ class PayloadLine:
             reading = read_at(text, start, end, lowercase=False, citations=citations)
             if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
                 letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
-        if letter is None and where == "first":
-            lone = _LONE.fullmatch(text, start, end)
-            if lone is not None:
-                # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
-                letter = lone["a"] or lone["b"] or lone["c"]
-            elif end - start <= 2 * max(map(len, context.options.values()), default=0) + 16:
-                # A base model's answer as the option's text, then the next question: " 2.0 s".
-                hits = context.features.matching_letters(text[start:end])
-                if len(hits) == 1:
-                    letter, how = hits[0], f"{how}: an option's text"
+        lone = _LONE.fullmatch(text, start, end) if letter is None and where == "first" else None
+        if lone is not None:
+            # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
+            letter = lone["a"] or lone["b"] or lone["c"]
+        elif (
+            letter is None and texts and end - start <= 2 * max(map(len, context.options.values()), default=0) + 16
+            and (where == "first" or _PARAGRAPH_BREAK.search(text, max(0, start - 32), start))
+        ):
+            # A base model's answer as the option's text, then the next question: " 2.0 s"; or
+            # reasoning that closes on a paragraph of the option's text alone: "...\n\n**Vitamin
+            # B12 deficiency**" (a last line right under the one before continues it: "19. ...\n20").
+            hits = context.features.matching_letters(text[start:end])
+            if len(hits) == 1:
+                letter, how = hits[0], f"{how}: an option's text"
         if letter is None or letter not in context.options:
             return None
         if lists_beside(text, start, end, letter, citations, any_letter=True) or _texts_beside(context, text, start, end):
@@ -90,6 +99,8 @@ class PayloadLine:
 
 # How a line that cites an option opens: markup, "Option", a bracket, then a capital.
 _MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[A-Z](?![\w'’])")
+# A blank line, then the line that starts where the match must end.
+_PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t\r]*\n[ \t]*\Z")
 # A letter alone on its line, closed if bracketed: "**B**", "(B)", "[B]", "B.", "B)" ("[I_" of a
 # formula cut off, "A word" and "I_2" are no payload).
 _LONE: Final = re.compile(
@@ -135,7 +146,8 @@ def _next_line(text: str, end: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _line(text: str, *, first: bool) -> tuple[int, int] | None:
-    """The first or last non-empty line of ``text``, as (start, end) without its blanks."""
-    lo, hi = _next_line(text, 0) if first else _previous_line(text, len(text))
+def _line(text: str, *, first: bool, end: int | None = None) -> tuple[int, int] | None:
+    """The first non-empty line of ``text``, or the last before ``end``, as (start, end) without
+    its blanks."""
+    lo, hi = _next_line(text, 0) if first else _previous_line(text, len(text) if end is None else end)
     return None if hi == 0 else (lo, hi)

@@ -85,3 +85,25 @@ def test_parameter_max_length_is_the_longest_line_looked_at(tmp_path: Path, line
     assert line.read("**D. Stack**\n\nExplanation", options=STRUCTURES) == "D"
     assert short.read("**D. Stack**\n\nExplanation", options=STRUCTURES) is None
     assert short.read("**B**\n\nExplanation", options=STRUCTURES) == "B"
+
+
+def test_parameter_text_lines_says_where_an_options_text_alone_is_read(tmp_path: Path, line: Built) -> None:
+    opening, closing = "Stack\nbecause it is LIFO", "Reasoning first.\n\n**Stack**"
+    assert (line.read(opening, options=STRUCTURES), line.read(closing, options=STRUCTURES)) == ("D", None)
+    both = _step(tmp_path, text_lines=["first", "last"])
+    assert (both.read(opening, options=STRUCTURES), both.read(closing, options=STRUCTURES)) == ("D", "D")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Reasoning first.\nStack",  # right under the line before: it continues that paragraph
+        "Steps:\n1. Push.\n2. Pop.\nStack",  # a numbered list, cut off
+        "Reasoning first.\n\nOperant conditioning\nStack",  # the options' texts, one a line
+        "Reasoning first.\n\nOperant conditioning\n\nStack",  # ... or one a paragraph
+        "Reasoning first.\n\nStacks",  # no option's exact text
+    ],
+)
+def test_a_closing_text_must_be_a_paragraph_of_one_options_text(tmp_path: Path, output: str) -> None:
+    both = _step(tmp_path, text_lines=["first", "last"])
+    assert both.read(output, options=STRUCTURES) is None
