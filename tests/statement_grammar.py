@@ -69,6 +69,13 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("after a blank line", "\n\n"),
     Layout("in a list item", "\n\n- "),
 )
+# Answer labels link to their payload by a spaced dash as well as by a colon: "Correct Answer - D".
+LABELS: tuple[str, ...] = ("Answer", "Final Answer", "**Final Answer**", "Correct answer", "My answer", "Antwort")
+DASH_LAYOUTS: tuple[Layout, ...] = (
+    Layout("after a dash", " - "),
+    Layout("after an en dash", " – "),
+    Layout("after an em dash", " — "),
+)
 HEADING_LAYOUTS: tuple[Layout, ...] = (
     Layout("under a heading", "\n"),
     Layout("under a heading, blank line", "\n\n"),
@@ -218,6 +225,8 @@ def statements(letter: str) -> Iterator[tuple[tuple[str, ...], str]]:
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
     for cue, layout, (name, form) in itertools.product(HEADINGS, HEADING_LAYOUTS, TEXT_PAYLOADS.items()):
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
+    for cue, layout, (name, form) in itertools.product(LABELS, DASH_LAYOUTS, {**PAYLOADS, **TEXT_PAYLOADS}.items()):
+        yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
     for lead, (name, form) in itertools.product(CITATION_LEADS, CITATION_FORMS.items()):
         yield (lead, "citation", name), f"{lead} {form(letter, text)}"
     for (name, reference), tail in itertools.product(VERDICT_REFERENCES.items(), VERDICT_TAILS):
@@ -279,7 +288,10 @@ def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> It
     """Every cue x layout x negative payload, and every verdict on two letters joined, with every
     context before it."""
     for a, b in pairs:
-        for cue, layout, (name, form) in itertools.product(CUES, LAYOUTS, NEGATIVE_PAYLOADS.items()):
+        for cue, layout, (name, form) in itertools.chain(
+            itertools.product(CUES, LAYOUTS, NEGATIVE_PAYLOADS.items()),
+            itertools.product(LABELS, DASH_LAYOUTS, NEGATIVE_PAYLOADS.items()),
+        ):
             for before_name, before in BEFORES.items():
                 yield Composition(
                     (cue, layout.name, name, before_name), f"{before}{cue}{layout.joint}{form(a, b)}", None

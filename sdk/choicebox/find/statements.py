@@ -233,7 +233,7 @@ class AnswerStatement(PicksOne):
                 r"(?:question|problem|multiple[-\s]choice\s++question))?"
                 # "[Answer] A": a bracketed label (``find`` checks the bracket that opens it).
                 # "| **Answer** | **G** |": a table row, the answer in the next cell.
-                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=→]|[ \t]*+\|(?=[ \t*_(]))|\s++[-–—]\s|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=→]|[ \t]*+\|(?=[ \t*_(])|\s++[-–—]\s)|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
                 # A heading: "### Final Answer", "**Final Answer**" alone on its line.
                 r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
             ),
@@ -252,7 +252,7 @@ class AnswerStatement(PicksOne):
         citations = context.features.citations()
         found: list[Candidate] = []
         for head, qualifier, noun_is_primary, rest in self._statements(low, len(text)):
-            link = rest.group("link").strip()
+            link = rest.group("link").strip(" \t\r\n*_\"'”")  # "**Final Answer** -" links by its dash
             if link == "]" and (head == 0 or low[head - 1] != "["):
                 continue  # "the answer] B": a bracket closes only the label it opened
             if link == "|" and not low[max(0, head - 8) : head].rstrip(" \t*_").endswith("|"):
@@ -283,13 +283,14 @@ class AnswerStatement(PicksOne):
             )  # fmt: skip
             if candidate is None:
                 continue
-            if candidate.kind == "value" and heading:
-                # "### Final Answer\n\nVitamin B12 deficiency": under a heading, an option's text
-                # counts, not prose (a paragraph after "## Answer" is no value to weigh).
+            if candidate.kind == "value" and (heading or link in ("-", "–", "—", "|")):
+                # "### Final Answer\n\nVitamin B12 deficiency", "Correct Answer - Vitamin B12
+                # deficiency": under a heading or after a dash, an option's text counts, not prose
+                # (a paragraph after "## Answer" is no value to weigh).
                 candidate = _option_by_text(context, candidate)
                 if candidate is None:
                     continue
-            if candidate.kind == "value" and link in ("", "-", "–", "—", "|"):
+            if candidate.kind == "value" and not link:
                 continue  # without a link only a letter, or an option cited by its text, counts
             if candidate.kind == "value":
                 lettered = self._letter_after_value(context, reading, head, final=final, part=part)

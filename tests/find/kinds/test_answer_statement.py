@@ -60,6 +60,8 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "My chosen answer is (B).",
         "| Quantity | Value |\n|---|---|\n| ΔS | 0 |\n| **Answer** | **B** |",  # a table's answer row
         "| Quantity | Value |\n|---|---|\n| **Matching option** | **B** |",
+        "Correct Answer - B",  # a spaced dash links a label
+        "**Final Answer** — (B)",  # ... after the label's markup too
     ],
 )
 def test_it_reads_the_letter_an_answer_statement_gives(statement: Built, output: str) -> None:
@@ -184,6 +186,14 @@ def test_an_option_text_alone_on_the_next_line_is_a_value(weighed: Built) -> Non
     options = {"A": "optA", "B": text, "C": "optC", "D": "optD"}
     [found] = weighed.found(f"So the correct answer is:\n{text}", options=options)
     assert (found.kind, found.value) == ("value", text)  # the whole line, past its first stop
+
+
+@pytest.mark.parametrize("dash", ["-", "–", "—"])
+def test_after_a_dash_an_options_whole_text_commits_and_other_values_do_not(weighed: Built, dash: str) -> None:
+    [found] = weighed.found(f"Correct Answer {dash} optB.")
+    assert (found.kind, found.letters, found.payload) == ("commitment", ("B",), "option's text")
+    assert weighed.found(f"Correct Answer {dash} a deficiency of vitamins") == []  # prose, no option
+    assert weighed.found(f"Answer {dash} 5 mg") == []  # a value without a link verb is not weighed
 
 
 def test_prose_on_the_next_line_is_no_value(weighed: Built) -> None:
