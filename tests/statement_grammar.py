@@ -109,6 +109,15 @@ PAYLOADS: dict[str, Callable[[str, str], str]] = {
 TEXT_PAYLOADS: dict[str, Callable[[str, str], str]] = {"text": lambda letter, text: text}
 TEXT_CUES: tuple[str, ...] = tuple(cue for cue in CUES if cue not in ("Therefore,", "So,"))
 
+# A payload, then what it excludes: "The answer is (B), not (D).", "Answer: Operant conditioning
+# rather than vitamin B12 deficiency." The excluded option is another letter's, in either form.
+CONTRASTS: tuple[str, ...] = (", not", " rather than", " instead of")
+CONTRASTED_PAYLOADS: tuple[str, ...] = ("(L)", "**L**", "L", "L) text", "L. text", "**L. text**", "text (L)", "text")
+EXCLUDED: dict[str, Callable[[str, str], str]] = {
+    "(L)": lambda letter, text: f"({letter})",
+    "text": lambda letter, text: f"{text[0].lower()}{text[1:]}",
+}
+
 # What stands before a statement, and after it.
 BEFORES: dict[str, str] = {
     "nothing": "",
@@ -227,12 +236,25 @@ def statements(letter: str) -> Iterator[tuple[tuple[str, ...], str]]:
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
     for cue, layout, (name, form) in itertools.product(LABELS, DASH_LAYOUTS, {**PAYLOADS, **TEXT_PAYLOADS}.items()):
         yield (cue, layout.name, name), f"{cue}{layout.joint}{form(letter, text)}"
+    payloads = {**PAYLOADS, **TEXT_PAYLOADS}
+    other = _EXCLUDED_LETTER[letter]
+    for cue, layout, name, contrast, (excluded, exclude) in itertools.product(
+        CUES, LAYOUTS, CONTRASTED_PAYLOADS, CONTRASTS, EXCLUDED.items()
+    ):
+        if name == "text" and cue not in TEXT_CUES:
+            continue
+        statement = f"{cue}{layout.joint}{payloads[name](letter, text)}{contrast} {exclude(other, OPTIONS[other])}."
+        yield (cue, layout.name, name, f"{contrast.strip(', ')} {excluded}"), statement
     for lead, (name, form) in itertools.product(CITATION_LEADS, CITATION_FORMS.items()):
         yield (lead, "citation", name), f"{lead} {form(letter, text)}"
     for (name, reference), tail in itertools.product(VERDICT_REFERENCES.items(), VERDICT_TAILS):
         yield (tail, "verdict", name), f"{reference(letter)} {tail}"
     for (name, subject), tail in itertools.product(TEXT_VERDICT_SUBJECTS.items(), TEXT_VERDICT_TAILS):
         yield (tail, "text verdict", name), f"{subject(text)} {tail}"
+
+
+# The option a contrast excludes, for each letter the compositions state.
+_EXCLUDED_LETTER: dict[str, str] = {"A": "C", "B": "D", "C": "G", "D": "B", "E": "H", "F": "A", "G": "C", "H": "E"}
 
 
 def positives(letters: Sequence[str] = ("B", "C", "D", "G")) -> Iterator[Composition]:
@@ -284,6 +306,9 @@ CLOSING_NEGATIVES: dict[str, Callable[[str, str], str]] = {
 }
 
 
+CONTRASTED_NEGATIVES: tuple[str, ...] = ("two letters", "a set", "a slash", "not an option")
+
+
 def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> Iterator[Composition]:
     """Every cue x layout x negative payload, and every verdict on two letters joined, with every
     context before it."""
@@ -296,6 +321,13 @@ def negatives(pairs: Sequence[tuple[str, str]] = (("B", "D"), ("C", "G"))) -> It
                 yield Composition(
                     (cue, layout.name, name, before_name), f"{before}{cue}{layout.joint}{form(a, b)}", None
                 )
+        # Naming no single option, then excluding a third: still none.
+        third = next(letter for letter in OPTIONS if letter not in (a, b))
+        for cue, layout, name, contrast, (excluded, exclude), (before_name, before) in itertools.product(
+            CUES, LAYOUTS, CONTRASTED_NEGATIVES, CONTRASTS, EXCLUDED.items(), BEFORES.items()
+        ):
+            statement = f"{cue}{layout.joint}{NEGATIVE_PAYLOADS[name](a, b)}{contrast} {exclude(third, OPTIONS[third])}."
+            yield Composition((cue, layout.name, name, f"{contrast.strip(', ')} {excluded}", before_name), f"{before}{statement}", None)
         for (name, reference), join, tail in itertools.product(VERDICT_REFERENCES.items(), VERDICT_JOINS, VERDICT_TAILS):
             for before_name, before in BEFORES.items():
                 yield Composition(

@@ -3,7 +3,7 @@ layout, payload and context reads as the letter it states; every composition tha
 option reads as none; restating the options earns nothing in any mode.
 
 Hypothesis draws the compositions, so a run meets combinations nobody wrote down; the whole product
-(192,864 positive and 4,452 negative compositions) is walked by
+(538,464 positive and 15,396 negative compositions) is walked by
 ``python tests/statement_grammar.py MODE``.
 """
 
@@ -75,7 +75,13 @@ def negative(draw: st.DrawFn) -> str:
         forms = grammar.TEXT_VERDICT_NEGATIVES if kind == 1 else grammar.CLOSING_NEGATIVES
         form = draw(st.sampled_from(sorted(forms)))
         return f"{before}{forms[form](grammar.OPTIONS[a], grammar.OPTIONS[b])}"
-    return f"{before}{lead}{joint}{grammar.NEGATIVE_PAYLOADS[form](a, b)}"
+    statement = f"{lead}{joint}{grammar.NEGATIVE_PAYLOADS[form](a, b)}"
+    if form in grammar.CONTRASTED_NEGATIVES and draw(st.booleans()):  # then exclude a third option
+        third = draw(st.sampled_from([letter for letter in LETTERS if letter not in (a, b)]))
+        contrast = draw(st.sampled_from(grammar.CONTRASTS))
+        exclude = grammar.EXCLUDED[draw(st.sampled_from(sorted(grammar.EXCLUDED)))]
+        statement = f"{statement}{contrast} {exclude(third, grammar.OPTIONS[third])}."
+    return f"{before}{statement}"
 
 
 @settings(max_examples=300, deadline=None)
@@ -173,6 +179,13 @@ def test_citation_rules(text: str, expected: str | None) -> None:
     assert _read(text) == expected
 
 
+def _contrasted() -> int:
+    """Contrasted statements per letter: every cue x layout x payload x contrast x excluded form,
+    the option's text alone only after the cues that may announce it."""
+    cues = len(grammar.CUES) * (len(grammar.CONTRASTED_PAYLOADS) - 1) + len(grammar.TEXT_CUES)
+    return cues * len(grammar.LAYOUTS) * len(grammar.CONTRASTS) * len(grammar.EXCLUDED)
+
+
 def test_grammar_size() -> None:
     """The product the coverage benchmark walks: every part combined with every other."""
     positives = sum(1 for _ in grammar.positives())
@@ -186,6 +199,7 @@ def test_grammar_size() -> None:
         + len(grammar.CITATION_LEADS) * len(grammar.CITATION_FORMS)
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_TAILS)
         + len(grammar.TEXT_VERDICT_SUBJECTS) * len(grammar.TEXT_VERDICT_TAILS)
+        + _contrasted()
     ) * len(grammar.BEFORES) * len(grammar.AFTERS) + 4 * len(grammar.CLOSING_PAYLOADS) * len(grammar.BEFORES)
     assert negatives == 2 * (
         len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.NEGATIVE_PAYLOADS)
@@ -193,6 +207,8 @@ def test_grammar_size() -> None:
         + len(grammar.VERDICT_REFERENCES) * len(grammar.VERDICT_JOINS) * len(grammar.VERDICT_TAILS)
         + len(grammar.TEXT_VERDICT_NEGATIVES)
         + len(grammar.CLOSING_NEGATIVES)
+        + len(grammar.CUES) * len(grammar.LAYOUTS) * len(grammar.CONTRASTED_NEGATIVES) * len(grammar.CONTRASTS)
+        * len(grammar.EXCLUDED)
     ) * len(grammar.BEFORES)
 
 

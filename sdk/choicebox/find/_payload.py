@@ -269,6 +269,13 @@ _LISTING_START: Final = re.compile(r"[*_]*+(?:(?i:option|choice)[ \t]++)?\(?(?P<
 # A list item's bullet: "- ", "* ", "+ ", "• " ("**D**" is emphasis, not a bullet).
 _BULLET: Final = re.compile(r"[-+•*][ \t]++")
 _FILLS_LINE: Final = re.compile(rf"[\s*_`'\".!)\]{ANSWER_MARKS}]*+$")
+# What excludes another option right after a payload: "(B), not (D)", "B rather than D",
+# "Operant conditioning, and not vitamin B12 deficiency". What follows it is a mention (rule 6).
+CONTRAST: Final = re.compile(
+    r"[*_$)\]]*+(?:,[ \t]*+(?:(?:and|but)[ \t]++)?not|,?[ \t]++(?:(?:and|but)[ \t]++)?not|"
+    r",?[ \t]++(?:rather[ \t]++than|instead[ \t]++of|as[ \t]++opposed[ \t]++to))(?=[ \t(*])",
+    re.IGNORECASE,
+)
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
 # markdown emphasis, not math: "*" and "_" count only before an operand.
@@ -328,6 +335,7 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
         if (letter in "AaIi" or letter.islower()) and (
             (word := _WORD_AFTER.match(text, after, limit)) is not None
             and word.group(1) not in _LETTER_VERBS
+            and CONTRAST.match(text, after, limit) is None  # "A rather than C" is no article
         ):
             return None
         if (
@@ -408,13 +416,17 @@ def read_at(
     reading = _read_from(text, p, n, lowercase=lowercase, citations=citations)._replace(
         layout="list item" if bullet is not None else "next line"
     )
-    if listing and not reading.cited:
+    # "B rather than D", "<option B's text>, not <option D's>": the payload, then what it excludes.
+    contrasted = (
+        reading.kind == "letter" or (reading.kind == "value" and _option_fills(text, p, reading.end, citations))
+    ) and CONTRAST.match(text, reading.end, line_end) is not None
+    if listing and not reading.cited and not contrasted:
         return PayloadReading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
     if reading.kind in ("value", "empty") and (whole := _option_line(text, p, line_end, citations)):
         # "So the correct answer is:\n<option I's text>": an option's whole text on the line, the
         # value the policy matches with the options (rule 5), even past the value's first stop.
         return PayloadReading("value", (), line_end, value=whole, layout=reading.layout)
-    if line_end - q > 30 and reading.kind != "none" and (
+    if line_end - q > 30 and reading.kind != "none" and not contrasted and (
         reading.kind not in ("letter", "hedge")
         or not (_FILLS_LINE.match(text, reading.end, line_end) or _cites_long_option(reading, citations))
     ):
@@ -552,7 +564,7 @@ def _read_from(
     if token is None and citations and (cited_label := _cited_part_label(text, p, n, citations)) is not None:
         return cited_label
     if token is None:
-        return _read_value(text, p, n)
+        return _read_value(text, p, n, citations)
     end, letter, opened, closed = token
     letters = [letter]
     while True:
@@ -618,16 +630,40 @@ def _cited_part_label(text: str, p: int, n: int, citations: OptionWords) -> Payl
     return PayloadReading("letter", (letter,), cited, tail=text[p + 3 : cited].lstrip(" \t.():-–—*_"), cited=True)
 
 
-def _read_value(text: str, p: int, n: int) -> PayloadReading:
-    """No letter at ``p``: "no option is right", a value, or nothing."""
+def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> PayloadReading:
+    """No letter at ``p``: "no option is right", a value, or nothing. A value ends before a
+    contrast ("Operant conditioning, not vitamin B12 deficiency"), unless an option's own text
+    goes on past it ("Fiscal rather than monetary policy")."""
     stop = min(n, p + 200)
     if _NONE_PAYLOAD.match(text, p + (text[p] in "([{"), stop):  # "(None of the above)"
         return PayloadReading("none", (), p + 4)
     end = _VALUE_END.search(text, p, stop)
-    value = text[p : end.start() if end else stop].strip().strip("*_$ \"'“”‘’")
+    value_end = end.start() if end else stop
+    contrast = CONTRAST.search(text, p, value_end)
+    if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
+        value_end = contrast.start()
+    value = text[p:value_end].strip().strip("*_$ \"'“”‘’")
     if not value or _PLACEHOLDER.fullmatch(value):
         return PayloadReading("empty", (), p)
     return PayloadReading("value", (), p + len(value), value)
+
+
+def _option_fills(text: str, p: int, end: int, citations: OptionWords | None) -> bool:
+    """An option's own text is ``text[p:end]``, but for closing marks."""
+    if citations is None:
+        return False
+    for words in citations.values():
+        at = text_at(text, p, words, end)
+        if at != -1 and _FILLS_LINE.match(text, at, end):
+            return True
+    return False
+
+
+def _option_runs_past(text: str, p: int, at: int, limit: int, citations: OptionWords | None) -> bool:
+    """An option's own text starts at ``p`` and reaches past ``at``."""
+    if citations is None:
+        return False
+    return any(text_at(text, p, words, limit) > at for words in citations.values())
 
 
 # --- where letters can be read at all -------------------------------------------------------------

@@ -22,6 +22,7 @@ import attrs
 
 from choicebox.find._payload import (
     BRACKETED_LETTER,
+    CONTRAST,
     MAX_PAYLOAD,
     PayloadReading,
     read_at,
@@ -106,6 +107,16 @@ def _may_give_option_text(context: Context, low: str) -> bool:
     return any(low.find(words[0]) != -1 for words in context.features.citations().values())
 
 
+def _rest_of_sentence(text: str, start: int) -> int:
+    """Where the sentence going on at ``start`` stops giving its payload: at its end, or at a
+    contrast ("Operant conditioning, not (D)": what follows is excluded, not given)."""
+    limit = min(len(text), start + 200)
+    stop = _SENTENCE_STOP.search(text, start, limit)
+    end = stop.start() if stop else limit
+    contrast = CONTRAST.search(text, start, end)
+    return end if contrast is None else contrast.start()
+
+
 def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     """A value statement that gives exactly one option's whole text ("I'd go with Operant
     conditioning") as a commitment to that option (rule 5); else ``None``, also when a letter
@@ -114,9 +125,7 @@ def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     hits = context.features.matching_letters(candidate.value)
     if len(hits) != 1:
         return None
-    text = context.folded
-    stop = _SENTENCE_STOP.search(text, candidate.end, min(len(text), candidate.end + 200))
-    if BRACKETED_LETTER.search(text, candidate.end, stop.start() if stop else candidate.end + 200):
+    if BRACKETED_LETTER.search(context.folded, candidate.end, _rest_of_sentence(context.folded, candidate.end)):
         return None
     return candidate._replace(
         kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an option's text)", payload="option's text"
@@ -347,11 +356,10 @@ class AnswerStatement(PicksOne):
     def _letter_after_value(
         self, context: Context, reading: PayloadReading, head: int, *, final: bool, part: bool
     ) -> Candidate | None:
-        """"the answer is 23,500 yards, which is (B)": a bracketed letter in the value's sentence."""
+        """"the answer is 23,500 yards, which is (B)": a bracketed letter in the value's sentence,
+        before any contrast ("Operant conditioning, not (D)" excludes D)."""
         text = context.folded
-        stop_limit = min(len(text), reading.end + 200)
-        stop = _SENTENCE_STOP.search(text, reading.end, stop_limit)
-        stop_at = stop.start() if stop else stop_limit
+        stop_at = _rest_of_sentence(text, reading.end)
         letters = tuple(
             dict.fromkeys(
                 m.group(1) for m in BRACKETED_LETTER.finditer(text, reading.end - len(reading.value), stop_at)
@@ -701,8 +709,8 @@ class ConcludingSentence(PicksOne):
             )
             if candidate is None or candidate.kind != "commitment" or candidate.letters[0] not in context.options:
                 continue
-            # The letter closes its clause ("So, B.", "So C it is."), or the option's text follows
-            # it ("So, B. Bent").
-            if reading.cited or _CLAUSE_END.match(text, reading.end) or _IT_IS.match(text, reading.end):
+            # The letter closes its clause ("So, B.", "So C it is."), a contrast excludes another
+            # option after it ("So, B rather than D."), or the option's text follows it ("So, B. Bent").
+            if reading.cited or any(p.match(text, reading.end) for p in (_CLAUSE_END, CONTRAST, _IT_IS)):
                 found.append(candidate)
         return found
