@@ -177,6 +177,8 @@ VERDICT_TAILS: tuple[str, ...] = (
     "is the most likely to be helpful here.",
     "is the most consistent with the data.",
     "would be the most appropriate.",
+    "would be my answer.",
+    "is my final choice.",
 )
 
 # The option's text alone as the subject of a verdict ("Hence, vitamin B12 deficiency is the correct

@@ -276,6 +276,8 @@ CONTRAST: Final = re.compile(
     r",?[ \t]++(?:rather[ \t]++than|instead[ \t]++of|as[ \t]++opposed[ \t]++to))(?=[ \t(*])",
     re.IGNORECASE,
 )
+# The words a contrast after a bare letter opens with ("A rather than C", "I instead of J").
+_CONTRAST_WORDS: Final = frozenset({"not", "rather", "instead", "but"})
 _LOWER_END: Final = re.compile(r"[*_$`'\"]*+[.!]?[ \t]*+(?:\n|$)")
 # Math after a bare letter ("k = -1", "x^2", "D*2", "T_1", "U.S.", "A's"); "**D**" and "_D_" are
 # markdown emphasis, not math: "*" and "_" count only before an operand.
@@ -335,7 +337,8 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
         if (letter in "AaIi" or letter.islower()) and (
             (word := _WORD_AFTER.match(text, after, limit)) is not None
             and word.group(1) not in _LETTER_VERBS
-            and CONTRAST.match(text, after, limit) is None  # "A rather than C" is no article
+            # "A rather than C" is no article (the test of the word first: "I think" is common)
+            and not (word.group(1) in _CONTRAST_WORDS and CONTRAST.match(text, after, limit))
         ):
             return None
         if (
@@ -417,9 +420,9 @@ def read_at(
         layout="list item" if bullet is not None else "next line"
     )
     # "B rather than D", "<option B's text>, not <option D's>": the payload, then what it excludes.
-    contrasted = (
+    contrasted = CONTRAST.match(text, reading.end, line_end) is not None and (
         reading.kind == "letter" or (reading.kind == "value" and _option_fills(text, p, reading.end, citations))
-    ) and CONTRAST.match(text, reading.end, line_end) is not None
+    )
     if listing and not reading.cited and not contrasted:
         return PayloadReading("empty", (), p)  # "E. 80" under "The answer is": a line of another listing
     if reading.kind in ("value", "empty") and (whole := _option_line(text, p, line_end, citations)):

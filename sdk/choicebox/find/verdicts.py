@@ -38,8 +38,9 @@ _LETTER_BEFORE: Final = re.compile(
 )
 # What may stand between the verb and the verdict word: "is therefore the most correct".
 _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
-    ["the", "most", "only", "single", "one", "therefore", "thus", "clearly", "then", "indeed", "definitely", "also"]
-)
+    ["the", "most", "only", "single", "one", "therefore", "thus", "clearly", "then", "indeed", "definitely", "also",
+     "my", "final"]  # and the first words of verdicts that own the answer: "(B) would be my final answer"
+)  # fmt: skip
 # Letters listed before the judged one: "(A) or (B) is correct", "Either A, C or D is the answer".
 _LISTED_BEFORE: Final = re.compile(
     r"(?:(?:\b(?i:option|choice)[ \t]++)?[*_]*+[(\[]?\b[A-Z]\b[)\]]?[*_]*+[ \t]*+"

@@ -60,6 +60,7 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "My chosen answer is (B).",
         "| Quantity | Value |\n|---|---|\n| ΔS | 0 |\n| **Answer** | **B** |",  # a table's answer row
         "| Quantity | Value |\n|---|---|\n| **Matching option** | **B** |",
+        "Correct response: B",  # "response" after a qualifier
         "Correct Answer - B",  # a spaced dash links a label
         "**Final Answer** — (B)",  # ... after the label's markup too
     ],

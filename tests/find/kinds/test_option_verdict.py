@@ -42,6 +42,8 @@ def verdict(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Option C (optC) is the only one consistent with this.",  # its text in brackets after it
         "Option C (optC) is correct.",
         "Assault and battery do not fit.\n\nC is the one.",  # a closing verdict closing its sentence
+        "(C) would be my answer.",  # a verdict that owns the answer
+        "Option C is my final choice.",
     ],
 )
 def test_it_reads_an_option_judged_the_answer(verdict: Built, output: str) -> None:
@@ -78,6 +80,8 @@ def test_a_bare_capital_a_judged_in_a_sentence_of_its_own_is_option_a(verdict: B
         "A is the only one that mentions heat.",
         "C is the one that causes it.",  # a closing verdict that does not close the sentence
         "Option C (optD) is correct.",  # another option's text in the brackets
+        "(C) is not my answer.",
+        "If the patient were unstable, (C) would be my answer.",
     ],
 )
 def test_it_reads_no_answer_without_an_option_judged_the_answer(verdict: Built, output: str) -> None:
