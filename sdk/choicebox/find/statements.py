@@ -460,7 +460,7 @@ class AnswerLabel(PicksOne):
 # --- "I'd go with B", "the best one is C" --------------------------------------------------------
 
 # Where a sentence or a line opens: after its end mark or a newline, past blanks and markdown.
-_OPENING: Final = r"[.!?:\n][ \t]*+[*_]*+"
+_OPENING: Final = r"[.!?:;,\n][ \t]*+[*_]*+"  # a sentence, a line, or a clause after a comma: "..., so it must be C."
 _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 # A superlative pick's letter may also close a clause before its apposition: "the most
 # appropriate next step is (A), obtaining an ECG".
@@ -612,6 +612,16 @@ class FirstPersonPick(PicksOne):
 
 # Words on a concluding sign's line that make its letter a case or a mistake, not the answer:
 # "If friction is ignored → **D**", "Common mistake → (A)."
+def _after_comma(low: str, at: int) -> bool:
+    """A comma or a semicolon, past blanks and markup, stands before ``at``."""
+    before = low[max(0, at - 8) : at].rstrip(" \t*_")
+    return before[-1:] in (",", ";")
+
+
+# A letter right after a concluding clause's words: "..., so (B).", "..., therefore option B".
+_LETTER_NEXT: Final = re.compile(r"[*_(\[ \t]*+(?:(?i:option|choice)[ \t]++)?[*_(\[]*+[A-Z](?![\w'’])")
+# A condition in the sentence before a clause that opens with a concluding word.
+_CONDITIONAL: Final = re.compile(r"\b(?:if|when|unless|whether|assum\w*|suppos\w*)\b")
 _SUPPOSED_LINE: Final = re.compile(
     r"\b(?:if|when|unless|assum\w*|suppos\w*|not|wrong|incorrect|mistake\w*|trap|error\w*|distractor\w*|"
     r"tempting|naive|common|eliminat\w*|rul\w*\s++out)\b"
@@ -650,7 +660,7 @@ class ConcludingSentence(PicksOne):
         object.__setattr__(
             self,
             "_pattern",
-            re.compile(rf"{words}[*_]*+[ \t]*+[,:]?[ \t]*+(?:it\s*+['’]?s\s++|it\s++is\s++)?"),
+            re.compile(rf"{words}[*_]*+[ \t]*+[,:]?[ \t]*+(?:it\s*+['’]?s\s++|it\s++(?:is|must\s++be|has\s++to\s++be)\s++)?"),
         )
         # Where a sentence opens with a concluding word: everything ``_pattern`` needs after
         # the word is optional, so it matches exactly where the lookahead does. An opening
@@ -663,7 +673,12 @@ class ConcludingSentence(PicksOne):
         signs among the words ("→", "=>") anywhere before a bracketed or bold letter: "All four
         results line up with one option: ... → **F**"."""
         positions = [0] if start == 0 else []
-        positions += [m.end() for m in self._opening.finditer(low, start)]
+        positions += [
+            m.end()
+            for m in self._opening.finditer(low, start)
+            # "..., so it must be C" concludes; "If the dose were doubled, so C" supposes
+            if low[m.start()] not in ",;" or not _CONDITIONAL.search(low, sentence_opening(low, m.start()), m.start())
+        ]
         signs = []
         closing = -1
         for sign in self._signs:
@@ -699,6 +714,8 @@ class ConcludingSentence(PicksOne):
         citations = context.features.citations()
         found = []
         for match in self._openings(low, start):
+            if _after_comma(low, match.start()) and not _LETTER_NEXT.match(text, match.end()):
+                continue  # "2 A, so the answer is (B)": a clause concludes with a letter, the answer statement reads the rest
             reading = read_at(
                 text, match.end(), min(len(text), match.end() + MAX_PAYLOAD), lowercase=False, citations=citations
             )

@@ -44,6 +44,10 @@ def concluding(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Thus B. optB",  # the letter and its option's text
         "So, A. Then, after more work. Thus, B.",  # the last
         "Counting the carbons gives six. So B it is.",  # the idiom that closes the clause
+        "So it must be B.",
+        "It is not A, nor C or D, so it must be B.",  # a clause after a comma concludes too
+        "A and C fail; therefore, (B).",
+        "So B rather than D.",  # a contrast after the letter closes its clause
     ],
 )
 def test_it_reads_the_letter_closing_a_concluding_sentence(concluding: Built, output: str) -> None:
@@ -62,6 +66,8 @@ def test_it_reads_the_letter_closing_a_concluding_sentence(concluding: Built, ou
         "So, A or B.",  # several letters
         "B, so to speak.",
         "So B it is possible to rule out.",  # "it is" that does not close the clause
+        "If the dose were doubled, so it must be B.",  # a clause that concludes from a condition
+        "A fails, so B is wrong too.",
     ],
 )
 def test_it_reads_no_answer_unless_a_concluding_word_opens_and_a_letter_closes(concluding: Built, output: str) -> None:
