@@ -199,9 +199,10 @@ _PRE: Final = re.compile(
     r"<(?:b|strong|i|em|u|mark|code|span)>|"
     r"\\(?:text|textbf|mathbf|mathrm|boxed|fbox|bf)\s*+\{|\{|"
     # The word for an option before its letter, in the languages the modes read: "Option E",
-    # "la letra E", "la lettre E", "a alternativa E", "opsi E", "вариант E".
+    # "la letra E", "la lettre E", "a alternativa E", "opsi E", "вариант E", "الخيار C".
     r"\b(?:the\s++)?(?:option|choice|letter|answer|letra|lettre|lettera|opci[oó]n|op[cç][aã]o|alternativa|"
-    r"opsi|pilihan|вариант|seçenek|şık|phương\s++án|lựa\s++chọn)(?:\s++(?:is|number))?\b\s*+[:#]?|"
+    r"opsi|pilihan|вариант|seçenek|şık|phương\s++án|lựa\s++chọn|opcja|optie|opzione|الخيار|الاختيار|אפשרות)"
+    r"(?:\s++(?:is|number))?\b\s*+[:#]?|"
     r"\b(?:therefore|thus|then|likely|probably|clearly|definitely|indeed|still|now|simply|"
     r"actually|correctly|most\s++likely|approximately|about|around|roughly|nearly|either|"
     r"(?:closest|close|nearest)(?:\s++to)?|given\s++by|equal\s++to|that)\b)*+",

@@ -43,6 +43,18 @@ _NAMED: Final = re.compile(r"\b(?i:option|choice)\s++[*_]*+\(?([A-Z])\b")
 _PARTS: Final = 3
 
 
+_MODAL_BEFORE: Final = re.compile(r"\b(?:would|could|might)\b", re.IGNORECASE)
+_CONDITION_IN: Final = re.compile(r"\b(?:if|suppose|supposing|assum\w*|were)\b", re.IGNORECASE)
+
+
+def _last_stop(text: str, lo: int, hi: int) -> int:
+    """The last full stop in ``text[lo:hi]`` that ends a sentence (not the point of "0.09"), or -1."""
+    dot = text.rfind(".", lo, hi)
+    while dot != -1 and dot + 1 < len(text) and text[dot + 1].isdigit():
+        dot = text.rfind(".", lo, dot)
+    return dot
+
+
 @register_step_kind("stray_letter")
 @attrs.frozen(kw_only=True)
 class StrayLetter(PicksOne):
@@ -112,13 +124,18 @@ class StrayLetter(PicksOne):
                 tail = _TAIL_AFTER_SPACE.match(text, match.end(), hi)
                 if tail is None or not features.echoes(tail.group(1), letter):
                     continue
-            sentence_start = max(
-                text.rfind(".", max(lo, match.start() - 300), match.start()),
-                text.rfind("\n", max(lo, match.start() - 300), match.start()),
-                lo,
-            )
+            reach = max(lo, match.start() - 300)
+            newline = text.rfind("\n", reach, match.start())
+            sentence_start = max(text.rfind(".", reach, match.start()), newline, lo)
             sentence = text[sentence_start : match.end()]
-            if _rules_out(self._negation, sentence, match.start() - sentence_start):
+            # A conditional letter in a sentence that opens with a condition, looked for from the
+            # sentence's true start past the points of its numbers, is supposed: "If the prevalence
+            # were 1%: 0.009 / 0.0585 = 15.4%, which would be option A."
+            whole = max(_last_stop(text, reach, match.start()), newline, lo)
+            supposed = _MODAL_BEFORE.search(text, max(whole, match.start() - 24), match.start()) is not None and (
+                _CONDITION_IN.search(text, whole, match.start()) is not None
+            )
+            if supposed or _rules_out(self._negation, sentence, match.start() - sentence_start):
                 found.append(
                     context.candidate("mention", match.start(), match.end(), (letter,), how="a letter ruled out")
                 )

@@ -34,6 +34,8 @@ def stray(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("The best fit is option B.", "B"),
         ("It was left to (B).", "B"),
         ("It is 14.5 GHz, which corresponds to option **B**.", "B"),  # a letter in bold
+        # A premise restated ("if ... has"), past the points of its numbers, supposes nothing.
+        ("So, if one strand has a ratio of 0.2, the other has 0.8, which is (B).", "B"),
     ],
 )
 def test_it_reads_a_letter_closing_a_sentence_as_a_choice(stray: Built, output: str, letter: str) -> None:
@@ -52,6 +54,8 @@ def test_it_reads_a_letter_closing_a_sentence_as_a_choice(stray: Built, output: 
         "homozygous for the normal gene (D).",  # a symbol, not a choice
         "This supports (K).",  # no option
         "Part one is answered by option D and part two by option G.",  # several options named
+        # A conditional letter under a condition the sentence opens with, past its numbers.
+        "If the prevalence were 1%: PPV = 0.009 / 0.0585 = 15.4%, which would be option B.",
     ],
 )
 def test_it_reads_no_answer_from_a_letter_that_is_no_choice(stray: Built, output: str) -> None:
