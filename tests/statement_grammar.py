@@ -114,7 +114,7 @@ TEXT_CUES: tuple[str, ...] = tuple(cue for cue in CUES if cue not in ("Therefore
 CONTRASTS: tuple[str, ...] = (", not", " rather than", " instead of")
 CONTRASTED_PAYLOADS: tuple[str, ...] = ("(L)", "**L**", "L", "L) text", "L. text", "**L. text**", "text (L)", "text")
 EXCLUDED: dict[str, Callable[[str, str], str]] = {
-    "(L)": lambda letter, text: f"({letter})",
+    "(L)": PAYLOADS["(L)"],
     "text": lambda letter, text: f"{text[0].lower()}{text[1:]}",
 }
 
@@ -206,14 +206,11 @@ TEXT_VERDICT_TAILS: tuple[str, ...] = (
 # scope ends at another question only after a statement the main steps found, and a closing text is
 # a fallback's: tests/find/test_statement_grammar.py holds that gap as an expected failure).
 CLOSING_PAYLOADS: dict[str, Callable[[str, str], str]] = {
-    "text": lambda letter, text: text,
+    **TEXT_PAYLOADS,
     "text.": lambda letter, text: f"{text}.",
     "**text**": lambda letter, text: f"**{text}**",
     "*text*": lambda letter, text: f"*{text}*",
-    "L. text": lambda letter, text: f"{letter}. {text}",
-    "**L. text**": lambda letter, text: f"**{letter}. {text}**",
-    "(L) text": lambda letter, text: f"({letter}) {text}",
-    "L - text": lambda letter, text: f"{letter} - {text}",
+    **{name: PAYLOADS[name] for name in ("L. text", "**L. text**", "(L) text", "L - text")},
 }
 
 

@@ -610,8 +610,6 @@ class FirstPersonPick(PicksOne):
 # --- "So, B." ------------------------------------------------------------------------------------
 
 
-# Words on a concluding sign's line that make its letter a case or a mistake, not the answer:
-# "If friction is ignored → **D**", "Common mistake → (A)."
 def _after_comma(low: str, at: int) -> bool:
     """A comma or a semicolon, past blanks and markup, stands before ``at``."""
     before = low[max(0, at - 8) : at].rstrip(" \t*_")
@@ -622,6 +620,8 @@ def _after_comma(low: str, at: int) -> bool:
 _LETTER_NEXT: Final = re.compile(r"[*_(\[ \t]*+(?:(?i:option|choice)[ \t]++)?[*_(\[]*+[A-Z](?![\w'’])")
 # A condition in the sentence before a clause that opens with a concluding word.
 _CONDITIONAL: Final = re.compile(r"\b(?:if|when|unless|whether|assum\w*|suppos\w*)\b")
+# Words on a concluding sign's line that make its letter a case or a mistake, not the answer:
+# "If friction is ignored → **D**", "Common mistake → (A)."
 _SUPPOSED_LINE: Final = re.compile(
     r"\b(?:if|when|unless|assum\w*|suppos\w*|not|wrong|incorrect|mistake\w*|trap|error\w*|distractor\w*|"
     r"tempting|naive|common|eliminat\w*|rul\w*\s++out)\b"
