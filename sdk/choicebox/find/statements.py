@@ -529,7 +529,8 @@ class FirstPersonPick(PicksOne):
         words = required_words(self.superlatives) if self.superlatives else ()
         object.__setattr__(self, "_gates", ("",) if words is None else words)
         openings = alternation(self.openings) if self.openings else "(?!)"
-        object.__setattr__(self, "_opening", re.compile(rf"{openings}(?:[ \t]++|[ \t]*+(?=\r?\n))"))
+        # A comma or a colon may close an opening clause: "If I had to pick one, A."
+        object.__setattr__(self, "_opening", re.compile(rf"{openings}(?:[ \t]*+[,:])?(?:[ \t]++|[ \t]*+(?=\r?\n))"))
         # Each opening is looked for where its first word stands (a memchr-speed search), not
         # by a scan of the whole text; a first word that is a pattern ("*", "word?") is no literal.
         firsts = {choice for entry in self.openings for choice in entry.split()[0].split("/")}

@@ -208,11 +208,12 @@ class OptionVerdict(PicksOne):
                     )  # fmt: skip
                 continue
             letter = before["L"].upper()
-            if not (before["lead"] or before["o"] or before["c"]) and letter in "AI" and not (
+            if not (before["lead"] or before["o"] or before["c"] or _in_bold(text, before.start("L"))) and letter in "AI" and not (
                 letter == "A" and opens_sentence(low, before.start()) and _ENDS_SENTENCE.match(text, anchor.end())
             ):
                 # A bare capital A or I is English ("A is the best ..."), but no article stands
-                # before a verb: "A is correct." as a whole sentence judges option A.
+                # before a verb ("A is correct." as a whole sentence judges option A), and none
+                # is set in bold alone ("**A** is the most consistent with the data").
                 continue
             if anchor["adj"] == "true":
                 if before["lead"] and len({m.group(1) for m in _JUDGED.finditer(text)}) == 1:
@@ -281,6 +282,11 @@ class OptionVerdict(PicksOne):
             origin="evaluation", value=context.options[letter], cue=cue, layout="before the verdict",
             payload="option's text",
         )  # fmt: skip
+
+
+def _in_bold(text: str, at: int) -> bool:
+    """The letter at ``at`` is bold on its own: "**A**", "__A__"."""
+    return at >= 2 and text[at - 2 : at] in ("**", "__") and text[at + 1 : at + 3] == text[at - 2 : at]
 
 
 # What may end the sentence after a verdict word: "is correct.", "is the correct answer."

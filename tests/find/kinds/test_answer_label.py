@@ -44,6 +44,9 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "सही उत्तर C है।",  # "the correct answer C is": the verb after the letter
         "Letter: C",
         "Option Selected: C",
+        "Verdict: C",
+        "**Final Verdict:** **C**",
+        "Conclusion: C.",
         "Следовательно, ответ (C).",  # opening its clause, a label links to a bracketed letter
         "Antwort (C)",
         "Ответ — C",  # or by a spaced dash
@@ -88,6 +91,8 @@ def test_the_last_label_counts(label: Built) -> None:
         "The answer is C.",
         "It shows habitat selection (C) and care.",  # a label word inside a clause is prose
         "Die Antwort (C) ist falsch.",  # the same: "Antwort" does not open its clause
+        "Conclusion: A is wrong, it ignores friction.",  # a letter that opens a clause is its subject
+        "In conclusion, the energy is conserved.",  # no colon, no letter
     ],
 )
 def test_it_reads_no_answer_without_a_labelled_letter(label: Built, output: str) -> None:
