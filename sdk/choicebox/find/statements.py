@@ -142,6 +142,30 @@ def _part_before(part_words: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
+def _listed_with_values(context: Context, candidate: Candidate, end: int) -> Candidate:
+    """"The correct answers are A: 100 MHz, B: 50 kHz, and C: 4": letters listed in one sentence,
+    each labelling a value, name several options (rule 4), however the first one reads alone."""
+    text = context.folded
+    if _LABEL_MARK.match(text, end) is None:
+        return candidate
+    stop = _rest_of_sentence(text, end)
+    others = [m.group(1) for m in _LISTED_LABEL.finditer(text, end, stop)]
+    letters = tuple(dict.fromkeys((*candidate.letters, *others)))
+    if len(letters) == 1:
+        return candidate
+    return candidate._replace(
+        kind="hedge", letters=letters, end=stop, how=f"{candidate.how} (several letters, each with a value)"
+    )
+
+
+# The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".
+_LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+[:=]")
+# A further letter labelling a value in the same sentence: ", B: 50 kHz", "; and (C) = 4".
+_LISTED_LABEL: Final = re.compile(
+    r"(?:[,;]|\band\b)[ \t]*+(?:and[ \t]++)?[*_]*+[(\[]?([A-Z])[)\]]?[*_]*+[ \t]*+[:=]"
+)
+
+
 def _one_object_one_answer(context: Context, low: str, found: list[Candidate]) -> list[Candidate]:
     """Answers under a JSON key, two of them with different letters in one object ({"answer":
     "F", ..., "answer": "E"}: a duplicate key, which a parser resolves to its last value), are
@@ -306,6 +330,8 @@ class AnswerStatement(PicksOne):
                 if lettered is not None:
                     found.append(lettered)
                     continue
+            if candidate.kind == "commitment":
+                candidate = _listed_with_values(context, candidate, reading.end)
             if candidate.kind == "commitment" and reading.tail:
                 candidate = self._with_tail(context, candidate, reading)
             found.append(candidate)
@@ -356,15 +382,15 @@ class AnswerStatement(PicksOne):
     def _letter_after_value(
         self, context: Context, reading: PayloadReading, head: int, *, final: bool, part: bool
     ) -> Candidate | None:
-        """"the answer is 23,500 yards, which is (B)": a bracketed letter in the value's sentence,
-        before any contrast ("Operant conditioning, not (D)" excludes D)."""
+        """"the answer is 23,500 yards, which is (B)", "The answer is 8.6 km --> D": a bracketed
+        letter, or one after an arrow, in the value's sentence, before any contrast ("Operant
+        conditioning, not (D)" excludes D)."""
         text = context.folded
         stop_at = _rest_of_sentence(text, reading.end)
-        letters = tuple(
-            dict.fromkeys(
-                m.group(1) for m in BRACKETED_LETTER.finditer(text, reading.end - len(reading.value), stop_at)
-            )
-        )
+        start = reading.end - len(reading.value)
+        found = [(m.start(), m.group(1)) for m in BRACKETED_LETTER.finditer(text, start, stop_at)]
+        found += [(m.start(), m.group(1)) for m in _ARROWED_LETTER.finditer(text, start, stop_at)]
+        letters = tuple(dict.fromkeys(letter for _, letter in sorted(found)))
         if not letters:
             return None
         kind: StatementKind = "commitment" if len(letters) == 1 else "hedge"
@@ -467,6 +493,8 @@ _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 _PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\()")
 
 
+# A letter an arrow points to after a value: "8.6 km --> D", "12 N → **(D)**".
+_ARROWED_LETTER: Final = re.compile(r"(?:-{1,2}>|=>|→|⇒|⟶)[ \t]*+[*_]*+\(?([A-Z])\)?[*_]*+(?![\w'’])")
 # "So C it is.": the letter, then the idiom that closes the clause.
 _IT_IS: Final = re.compile(r"[*_)\]]*+[ \t]++it[ \t]++is[*_]*+[ \t]*+(?:[.!]|$|\n)")
 _MODAL: Final = re.compile(r"\b(?:would|could)\b")

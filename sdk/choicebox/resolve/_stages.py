@@ -238,6 +238,20 @@ def run(policy: Vocabulary, s: Settling) -> Decision | None:
     return None
 
 
+# How far before a part's answer its part marker may stand: "For part (b), the answer is A".
+_PART_REACH: Final = 40
+# A part's marker: "part (b)", "Part 2", "(ii)", "b)".
+_PART_MARK: Final = re.compile(r"\bpart\s*+\(?\w{1,4}\)?|\((?:[a-z]|[ivx]{1,4}|\d{1,2})\)|\b[a-h]\)", re.IGNORECASE)
+
+
+def _part_mark(text: str, candidate: Candidate) -> str:
+    """The marker of the part a part's answer answers, from its cue or the words before it
+    (``""`` when none is found): "(a)" of "the answer to part (a) is (A)"."""
+    before = text[max(0, candidate.start - _PART_REACH) : candidate.start] + " " + candidate.cue
+    marks = _PART_MARK.findall(before)
+    return marks[-1].casefold() if marks else ""
+
+
 @_stage("part_scoped")
 def part_scoped(policy: Vocabulary, s: Settling) -> Decision | None:
     """A concluding answer scoped to one part of the question ("the answer to (a) is C") answers
@@ -245,9 +259,15 @@ def part_scoped(policy: Vocabulary, s: Settling) -> Decision | None:
     statements = s.run(policy)
     commitments = [c for c in statements if c.kind == "commitment"]
     if commitments and all(c.part for c in commitments):
-        s.fates.mark(statements, "conflicting", "scoped to one part")
         parts = [c for c in s.live if c.kind == "commitment" and c.part]
         letters = list(dict.fromkeys(c.letters[0] for c in parts))
+        marks = {_part_mark(s.text, c) for c in parts}
+        if len(letters) == 1 and len(marks) > 1 and "" not in marks:
+            # "the answer to part (a) is (A) ... The answer to part (b) is (A)": every part
+            # answered, by one option (the same letter repeated is that letter, rule 2).
+            s.how = "the same answer for each part"
+            return None
+        s.fates.mark(statements, "conflicting", "scoped to one part")
         if len(letters) > 1:
             # "For part (a) the answer is E, for part (b) the answer is D": one letter per part
             # and no overall answer (rule 2).

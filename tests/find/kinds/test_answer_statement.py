@@ -44,11 +44,15 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "the correct option is B",
         "The right option here is B.",
         "The answer would be B.",
+        "The final answer would therefore be B.",  # an adverb inside the link
+        "The only remaining option is B.",
         '{"answer": "B"}',
         "The answer is:\nB. optB",
         "### Final Answer\n\n(B)",
         "The answer is B. optB",
         "The answer is 23,500 yards, which is (B).",
+        "The answer is 8.6km-->B",  # an arrow points from the value to its letter
+        "The answer is 8.6 km → **(B)**.",
         "Answer (letter only): B",
         "[Answer] B\n\n[Explanation] It fits.",  # a bracketed label
         "[Final Answer] B",
@@ -206,6 +210,23 @@ def test_several_letters_are_ambiguous(statement: Built) -> None:
     assert statement.outcome("The answer is (A) or (B).") == (None, "ambiguous")
     ten = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
     assert statement.outcome('{"answer": "A or I", "why": "x"}', options=ten) == (None, "ambiguous")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "The correct answers are A: 100.00 MHz, B: 50 kHz, C: 12.5 kHz, and D: 4.",
+        "The answer is (A) = 12 N; (C) = 4 N.",
+    ],
+)
+def test_letters_listed_each_with_a_value_are_ambiguous(statement: Built, output: str) -> None:
+    # Each letter labels one value (the parts of a question answered one by one): several options.
+    assert statement.outcome(output) == (None, "ambiguous")
+
+
+def test_one_letter_with_its_value_is_read(statement: Built) -> None:
+    assert statement.outcome("The answer is B: 50 kHz, as computed.") == ("B", None)
+    assert statement.outcome("The answer is A: 12 N, not B: 6 N.") == ("A", None)  # a contrast excludes
 
 
 def test_a_letter_that_is_not_an_option_is_not_an_answer_under_a_weighing_policy(weighed: Built) -> None:

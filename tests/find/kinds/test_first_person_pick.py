@@ -48,6 +48,9 @@ def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "I choose optB.",  # an option's whole text, no letter (rule 5)
         "Not A. Not C. It's B.",  # an opening with no subject
         "The circuit is in series.\n\nGo with B.",
+        "If I had to pick one, B.",  # a forced choice picks
+        "If I have to commit to one: B",
+        "If forced to choose: (B)",
 
     ],
 )
@@ -65,6 +68,7 @@ def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:
         "I choose E.",  # no option
         "We are going with the flow of the argument here.",
         "The answer is B.",
+        "If I had to choose between B and D, I would need more data.",
     ],
 )
 def test_it_reads_no_answer_without_a_pick_of_one_letter(pick: Built, output: str) -> None:

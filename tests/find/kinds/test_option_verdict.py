@@ -61,6 +61,9 @@ def test_a_bare_capital_a_judged_in_a_sentence_of_its_own_is_option_a(verdict: B
     assert verdict.read("A is correct. Under the rule, the statement is hearsay.") == "A"
     assert verdict.read("**A** is the correct answer.\nIt is inherited maternally.") == "A"
     assert verdict.read("A is the best choice.") == "A"
+    # Nor is an article set in bold on its own.
+    assert verdict.read("Paris hosts it.\n\n**A** is the most consistent with the evidence.") == "A"
+    assert verdict.read("Paris hosts it.\n\nA is the most consistent with the evidence.") is None
     assert verdict.read("I is correct.") is None  # "I" stays English
 
 

@@ -55,5 +55,21 @@ def test_different_letters_one_per_part_conflict(output: str) -> None:
     assert (verdict.extracted_answer, verdict.failure) == (None, "conflicting")
 
 
-def test_the_same_letter_for_every_part_is_still_only_a_part(tmp_path: Path) -> None:
-    assert ROBUST.outcome("The answer to (a) is (C).\nThe answer to (b) is (C).", options=TEN) == (None, "no_answer")
+@pytest.mark.parametrize(
+    "output",
+    [
+        "The answer to (a) is (C).\nThe answer to (b) is (C).",
+        "For part (a), the answer is C. For part (b), the answer is C.",
+        "So the answer to part (i) is (C), and the answer to part (ii) is (C).",
+    ],
+)
+def test_the_same_letter_for_every_part_commits_to_it(output: str) -> None:
+    # The option answers each part (its text combines them: "$4.15, surplus of 300 units"): the
+    # same letter repeated is that letter (rule 2).
+    verdict = ROBUST.grade(output, options=TEN)
+    assert (verdict.extracted_answer, verdict.failure) == ("C", "wrong_answer")
+    assert "the same answer for each part" in verdict.detail
+
+
+def test_one_part_answered_twice_is_still_only_a_part() -> None:
+    assert ROBUST.outcome("The answer to (a) is (C).\nThe answer to (a) is (C).", options=TEN) == (None, "no_answer")
