@@ -14,7 +14,7 @@ from typing import Final
 import attrs
 
 from choicebox._letters import ambiguous_letters
-from choicebox.find._payload import in_listing
+from choicebox.find._payload import LETTER_SEPARATORS, in_listing
 
 from ._api import Candidate, Context, PicksOne, Which, picked, register_step_kind
 from ._values import quantity, value_letters
@@ -39,6 +39,10 @@ _STRAY: Final = re.compile(
 # "(I) 10,000 years ago.": the letter followed by option-like text up to its sentence's end.
 _TAIL_AFTER_SPACE: Final = re.compile(r"((?:[^\n.]|\.(?![ \t\n])){1,160}?)(?=\.?[ \t]*(?:\n|$))")
 _BRACKETED: Final = re.compile(r"\(([A-Z])\)")
+# Another letter listed right after a stray one: "or (B)", ", C", "and option D".
+_ANOTHER_LETTER: Final = re.compile(
+    rf"[ \t]*+(?:{LETTER_SEPARATORS})[ \t]*+(?:(?i:option|choice)[ \t]++)?[*_(\[]*+[A-Z](?![\w'’])"
+)
 _NAMED: Final = re.compile(r"\b(?i:option|choice)\s++[*_]*+\(?([A-Z])\b")
 _PARTS: Final = 3
 
@@ -121,6 +125,8 @@ class StrayLetter(PicksOne):
         for match in self._matches(text, low, lo, hi):
             letter = match["L1"] or match["L2"] or match["L3"]
             if match["end"]:
+                if _ANOTHER_LETTER.match(text, match.end(), hi):
+                    continue  # "(A) or (B) ...": letters listed, no choice
                 tail = _TAIL_AFTER_SPACE.match(text, match.end(), hi)
                 if tail is None or not features.echoes(tail.group(1), letter):
                     continue

@@ -158,6 +158,25 @@ def _listed_with_values(context: Context, candidate: Candidate, end: int) -> Can
     )
 
 
+def _one_per_condition(context: Context, candidate: Candidate, end: int) -> Candidate:
+    """"The answer is (C) if the volume is fixed, but (D) if the pressure is": a letter under a
+    condition with another letter for another case in its sentence names both (rule 4); a
+    letter under a condition alone ("(C) if we ignore friction") stays the answer."""
+    text = context.folded
+    if _CONDITION_NEXT.match(text, end) is None:
+        return candidate
+    stop = _SENTENCE_STOP.search(text, end, min(len(text), end + 200))
+    others = [next(g for g in m.groups() if g) for m in _ALTERNATIVE.finditer(text, end, stop.start() if stop else min(len(text), end + 200))]
+    letters = tuple(dict.fromkeys((*candidate.letters, *(x for x in others if x in context.options))))
+    if len(letters) == 1:
+        return candidate
+    return candidate._replace(kind="hedge", letters=letters, how=f"{candidate.how} (one letter per condition)")
+
+
+# A condition right after an answer's letter: "(C) if ...", "**(A)** when ...", "B, provided ...".
+_CONDITION_NEXT: Final = re.compile(r"[*_)\]]*+[ \t,]*+(?:only[ \t]++)?(?:if|when|unless|provided|assuming)\b", re.IGNORECASE)
+# Another case's letter in the same sentence: "(D)", "**B**", "option D".
+_ALTERNATIVE: Final = re.compile(r"\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\b")
 # The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".
 _LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+[:=]")
 # A further letter labelling a value in the same sentence: ", B: 50 kHz", "; and (C) = 4".
@@ -332,6 +351,8 @@ class AnswerStatement(PicksOne):
                     continue
             if candidate.kind == "commitment":
                 candidate = _listed_with_values(context, candidate, reading.end)
+            if candidate.kind == "commitment":
+                candidate = _one_per_condition(context, candidate, reading.end)
             if candidate.kind == "commitment" and reading.tail:
                 candidate = self._with_tail(context, candidate, reading)
             found.append(candidate)

@@ -33,6 +33,8 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "**Antwort:** (C)",
         "答案：C",
         "答案: C",
+        "综上所述，正确答案为 (C)。",  # "为", "is", as well as "是"
+        "**正确选项：C**",  # "the correct option"
         "Respuesta: c",
         "Die Antwort ist (C).",
         "La respuesta es C",

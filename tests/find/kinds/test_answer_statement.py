@@ -224,6 +224,23 @@ def test_letters_listed_each_with_a_value_are_ambiguous(statement: Built, output
     assert statement.outcome(output) == (None, "ambiguous")
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "So the answer is (A) if the volume is held constant, but (B) if the pressure is held constant.",
+        "Since the question does not say, the correct answer is **(A)** if both are merchants and **(B)** otherwise.",
+        "The answer is (B) when friction is ignored and option A when it is not.",
+    ],
+)
+def test_one_letter_per_condition_is_ambiguous(statement: Built, output: str) -> None:
+    assert statement.outcome(output) == (None, "ambiguous")
+
+
+def test_one_letter_under_a_condition_alone_is_read(statement: Built) -> None:
+    assert statement.outcome("The answer is (B) if we ignore friction.") == ("B", None)
+    assert statement.outcome("The answer is (B) for an ideal gas (option A assumes a real one).") == ("B", None)
+
+
 def test_one_letter_with_its_value_is_read(statement: Built) -> None:
     assert statement.outcome("The answer is B: 50 kHz, as computed.") == ("B", None)
     assert statement.outcome("The answer is A: 12 N, not B: 6 N.") == ("A", None)  # a contrast excludes

@@ -62,6 +62,13 @@ def test_it_reads_no_answer_from_a_letter_that_is_no_choice(stray: Built, output
     assert stray.outcome(output, options=TEN) == (None, "no_answer")
 
 
+def test_a_letter_with_others_listed_after_it_is_no_choice(stray: Built) -> None:
+    # What follows "(A) " was read as its option's text when it shared a word with it ("than").
+    options = {"A": "Light travels slower in glass than in air", "B": "Operant conditioning", "C": "Sound", "D": "x"}
+    assert stray.read("Answer - (A) or (B) rather than (C).", options=options) is None
+    assert stray.read("Answer - (A) travels slower in glass than in air.", options=options) == "A"
+
+
 def test_a_negated_letter_is_reported_as_a_mention(stray: Built) -> None:
     [found] = stray.found("The best option is not (B).")
     assert (found.kind, found.letters) == ("mention", ("B",))
