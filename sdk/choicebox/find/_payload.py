@@ -220,7 +220,7 @@ _TOKEN: Final = re.compile(
 _OTHER_LANGUAGE_SEPARATORS: Final = (
     # The one-letter words lowercase only: an "E" between letters is option E.
     r"\b(?-i:o|u|y|e)\b|\b(?:ou|et|oder|und|или|либо|и|hoặc|và|veya|ve|atau|dan)\b"
-    r"|(?<!\S)(?:या|और|أو|و)(?!\S)|或者|或是|或|和|与|及|または|か|또는"
+    r"|(?<!\S)(?:या|और|أو|و)(?!\S)|或者|或是|或|和|与|及|以及|还是|、|または|か|と|や|및|또는|혹은|이나|와|과"
 )
 LETTER_SEPARATORS: Final = (
     r",|/|&|;|\+|\||\bor\b|\band(?:/or)?\b|\bvs\.?|\bversus\b|\bnor\b|" + _OTHER_LANGUAGE_SEPARATORS
@@ -239,6 +239,9 @@ _WORD_AFTER: Final = re.compile(r"[ \t]++([a-z][a-z']*+)")
 # A word after "A" or "I" that says the letter is the answer ("A is correct", "I because ...");
 # read in place, "A and" / "A or" / "A with" also start a statement about the letter.
 _LETTER_VERBS: Final = _ANSWER_VERBS | {"and", "or", "with"}
+# Modal verbs after "I" that make it the pronoun unless "be" follows: "I would need more data".
+_MODALS: Final = frozenset({"would", "could", "can", "must", "should"})
+_BE_NEXT: Final = re.compile(r"[ \t]++(?:not[ \t]++)?be\b")
 _RETRACT_AFTER: Final = re.compile(
     r"[*_\s)]*+(?:is|was|are|seems|would\s++be)\s++(?:incorrect|wrong|false|invalid|a\s++mistake|"
     r"not\b(?!\s++only)|eliminated|ruled\s++out|unlikely)",
@@ -342,6 +345,13 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
             and not (word.group(1) in _CONTRAST_WORDS and CONTRAST.match(text, after, limit))
         ):
             return None
+        if (
+            letter == "I"
+            and (word := _WORD_AFTER.match(text, after, limit)) is not None
+            and word.group(1) in _MODALS
+            and not _BE_NEXT.match(text, word.end(), limit)
+        ):
+            return None  # "I would not trust any of these": the pronoun ("I would be correct" judges I)
         if (
             after < limit
             and _may_start(text[after], _MATHY_STARTS)

@@ -24,7 +24,7 @@ from ._api import Candidate, Context, Extraction, register_step_kind
 
 __all__ = ["PayloadLine"]
 
-Where = Literal["first", "last"]
+Where = Literal["first", "last", "after_rule"]
 
 
 @register_step_kind("payload_line")
@@ -32,7 +32,9 @@ Where = Literal["first", "last"]
 class PayloadLine:
     """A payload alone on the response's first or last non-empty line (see the module docstring).
 
-    ``lines`` says which lines are read (``[first, last]`` by default); ``text_lines`` which of
+    ``lines`` says which lines are read (``[first, last]`` by default; ``after_rule``: the first
+    line under a horizontal rule, "---", where a summary of the reasoning ends and the answer
+    starts, when it is the only such line that holds a payload); ``text_lines`` which of
     them may hold an option's text alone, no letter (``[first]``: a closing line that only
     repeats an option's text is a fallback's to read, after every statement that names a letter);
     ``max_length`` is the longest line looked at (a line is a payload, not a paragraph).
@@ -54,6 +56,11 @@ class PayloadLine:
         if first is None or last is None or first == last:
             return []  # an empty or one-line output: the whole output's own kinds read it
         for where in self.lines:
+            if where == "after_rule":
+                candidate = self._after_rule(context, text, first, last)
+                if candidate is not None and not (found and found[-1].start == candidate.start):
+                    found.append(candidate)
+                continue
             start, end = first if where == "first" else last
             if end - start > self.max_length or (found and found[-1].start == start):
                 continue
@@ -61,6 +68,26 @@ class PayloadLine:
             if candidate is not None:
                 found.append(candidate)
         return found
+
+    def _after_rule(
+        self, context: Context, text: str, first: tuple[int, int], last: tuple[int, int]
+    ) -> Candidate | None:
+        """The payload alone on the first line under a horizontal rule, when no other line under
+        a rule holds one (sections each headed by an option, "---\n**A. text**" ..., review the
+        options one by one)."""
+        if "---" not in text and "***" not in text and "___" not in text:
+            return None  # most outputs: no rule at all
+        found = []
+        for rule in _RULE.finditer(text, 0, context.window[1]):
+            start, end = _next_line(text, rule.end())
+            if end == 0 or end - start > self.max_length or (start, end) in (first, last):
+                continue
+            candidate = self._read(context, text, start, end, "after_rule", texts=False)
+            if candidate is not None:
+                found.append(candidate)
+        if len(found) != 1:
+            return None
+        return found[0]._replace(how="a payload alone on the first line under a rule", layout="under a rule")
 
     @staticmethod
     def _read(context: Context, text: str, start: int, end: int, where: Where, *, texts: bool) -> Candidate | None:
@@ -97,6 +124,8 @@ class PayloadLine:
         )  # fmt: skip
 
 
+# A horizontal rule, a line of its own: "---", "***", "___".
+_RULE: Final = re.compile(r"(?m)^[ \t]*+(?:-{3,}|\*{3,}|_{3,})[ \t]*+$")
 # How a line that cites an option opens: markup, "Option", a bracket, then a capital.
 _MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[A-Z](?![\w'’])")
 # A blank line, then the line that starts where the match must end.

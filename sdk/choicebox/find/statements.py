@@ -149,7 +149,7 @@ def _listed_with_values(context: Context, candidate: Candidate, end: int) -> Can
     if _LABEL_MARK.match(text, end) is None:
         return candidate
     stop = _rest_of_sentence(text, end)
-    others = [m.group(1) for m in _LISTED_LABEL.finditer(text, end, stop)]
+    others = [m.group(1) for m in _LISTED_LABEL.finditer(text, end, stop) if m.group(1) in context.options]
     letters = tuple(dict.fromkeys((*candidate.letters, *others)))
     if len(letters) == 1:
         return candidate
@@ -175,13 +175,18 @@ def _one_per_condition(context: Context, candidate: Candidate, end: int) -> Cand
 
 # A condition right after an answer's letter: "(C) if ...", "**(A)** when ...", "B, provided ...".
 _CONDITION_NEXT: Final = re.compile(r"[*_)\]]*+[ \t,]*+(?:only[ \t]++)?(?:if|when|unless|provided|assuming)\b", re.IGNORECASE)
-# Another case's letter in the same sentence: "(D)", "**B**", "option D".
-_ALTERNATIVE: Final = re.compile(r"\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\b")
+# Another case's letter in the same sentence, under its own condition: "(D) if ...", "**B**
+# otherwise" ("not (D)", "option D's derivation" name no other case).
+_ALTERNATIVE: Final = re.compile(
+    r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\)?)"
+    r"(?=[*_ \t,]*+(?:only[ \t]++)?(?i:if|when|unless|provided|assuming|otherwise|in[ \t]++the[ \t]++other)\b)"
+)
 # The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".
-_LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+[:=]")
-# A further letter labelling a value in the same sentence: ", B: 50 kHz", "; and (C) = 4".
+_LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+:")
+# A further letter labelling a value in the same sentence: ", B: 50 kHz", "; and (C): 4" (not
+# "I = 6 A": a variable).
 _LISTED_LABEL: Final = re.compile(
-    r"(?:[,;]|\band\b)[ \t]*+(?:and[ \t]++)?[*_]*+[(\[]?([A-Z])[)\]]?[*_]*+[ \t]*+[:=]"
+    r"(?:[,;]|\band\b)[ \t]*+(?:and[ \t]++)?[*_]*+[(\[]?([A-Z])[)\]]?[*_]*+[ \t]*+:"
 )
 
 
@@ -410,7 +415,10 @@ class AnswerStatement(PicksOne):
         stop_at = _rest_of_sentence(text, reading.end)
         start = reading.end - len(reading.value)
         found = [(m.start(), m.group(1)) for m in BRACKETED_LETTER.finditer(text, start, stop_at)]
-        found += [(m.start(), m.group(1)) for m in _ARROWED_LETTER.finditer(text, start, stop_at)]
+        arrowed = list(_ARROWED_LETTER.finditer(text, start, stop_at))
+        if len({m.group(1) for m in arrowed}) == 1 and not _CLOSES_LINE.match(text, arrowed[-1].end()):
+            arrowed = []  # "→ E = 72 J", "--> D or E", "A → B + C": the arrow points to no option
+        found += [(m.start(), m.group(1)) for m in arrowed]  # several: one a case, a hedge
         letters = tuple(dict.fromkeys(letter for _, letter in sorted(found)))
         if not letters:
             return None
@@ -516,6 +524,8 @@ _PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\()")
 
 # A letter an arrow points to after a value: "8.6 km --> D", "12 N → **(D)**".
 _ARROWED_LETTER: Final = re.compile(r"(?:-{1,2}>|=>|→|⇒|⟶)[ \t]*+[*_]*+\(?([A-Z])\)?[*_]*+(?![\w'’])")
+# What may follow a letter that closes its line.
+_CLOSES_LINE: Final = re.compile(r"[ \t*_]*+[.!]?[ \t*_]*+(?:\n|$)")
 # "So C it is.": the letter, then the idiom that closes the clause.
 _IT_IS: Final = re.compile(r"[*_)\]]*+[ \t]++it[ \t]++is[*_]*+[ \t]*+(?:[.!]|$|\n)")
 _MODAL: Final = re.compile(r"\b(?:would|could)\b")

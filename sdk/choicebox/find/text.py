@@ -178,6 +178,9 @@ class StandaloneLetter:
         end = line.rstrip(" \t")[-1:]
         ticked = bool(end) and end in ANSWER_MARKS  # "Option (B) ✔" ("" is in every string)
         line = line.strip(_MARKS_AND_BLANKS)  # "👉 **J**", "✅ B"
+        repeated = _REPEATED_LETTER.fullmatch(line)
+        if repeated is not None:
+            line = repeated.group(1)  # "H H H H": one letter said again and again is that letter
         if not line or len(line) > 24 or _LISTING_RE.match(line):
             return None
         named = _NAMED_LETTER.fullmatch(line) if ticked else None
@@ -195,6 +198,8 @@ class StandaloneLetter:
         return None
 
 
+# One capital repeated, blanks between: a degenerate output's "C C C C".
+_REPEATED_LETTER: Final = re.compile(r"([A-Z])(?:\s++\1){1,500}")
 _STANDALONE_CAPITAL_RE: Final = re.compile(r"(?<![A-Za-z0-9])([A-Z])(?![A-Za-z0-9])")
 _MARKS_AND_BLANKS: Final = ANSWER_MARKS + " \t"
 _NAMED_LETTER: Final = re.compile(r"[*_]*+(?i:option|choice)[ \t]++([*_]*+(?:\([A-Z]\)|[A-Z])[*_]*+)[*_.]*+")

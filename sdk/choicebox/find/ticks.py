@@ -5,8 +5,15 @@ each: "- A) Limestone – sedimentary ❌", ..., "- E) Basalt – igneous ✅", 
 Yuanzhang | ✓ |", and then say no letter again. The tick is the commitment (LABELLING rule 10:
 decoration does not matter): a careful reader takes the one ticked option as the answer. It counts
 only in a listing (three option lines or more, of different letters) where exactly one line bears a
-tick; ticks on several lines ("✓" as a bullet, or "true" marked against every true statement of a
-"which is NOT" question) commit to none, and a tick outside a listing is left to the other kinds.
+tick, at its end or before the explanation that follows a dash or a colon, and no cross beside it,
+and every other line a cross: the options judged one by one, one kept. The ticked line must give its
+option's own text after the letter ("E) Basalt", "| E | Ming |"): "A) Compute resistance ✓" in a plan
+is a step done, not option A;
+ticks on several lines ("✓" as a bullet), a line that names another option, a tick in the middle
+of prose ("✓ matches my first estimate, but ...") and a question that asks for what is not so
+("Which is NOT sedimentary?": a tick may mark what is) commit to none. It is a last resort (robust
+runs it only when no statement commits): a tick that marks a property never outweighs an answer
+the response states.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Final
 
 import attrs
 
+from choicebox.find._citation import text_at
 from choicebox.find._vocab import substring_list, substrings
 
 from ._api import Candidate, Context, PicksOne, picked, register_step_kind
@@ -30,6 +38,17 @@ _OPTION_LINE: Final = re.compile(
 )
 # Where listing lines must stand: at most this many lines apart (a table's rule, an explanation).
 _LISTING_GAP: Final = 4
+# What may follow a tick on its line: nothing but markup and a table's bar, or an explanation after
+# a dash or a colon ("✅ — This is the defining feature").
+_AFTER_TICK: Final = re.compile(r"[\ufe0f*_ \t|)\].]*+(?:$|[-–—:][ \t])")
+# A cross, on a ticked line: the line is unsure, not ticked.
+_CROSSES: Final = ("❌", "✗", "✘", "✖", "❎")
+# Another option's label on the line: "A) ✅ / B) ✅".
+_OTHER_LABEL: Final = re.compile(r"(?<![\w'’])[(\[]?([A-Z])[)\].:](?=[ \t]|$)")
+# A question that asks for what is not so: a tick may mark what is.
+_NEGATIVE_QUESTION: Final = re.compile(
+    r"\b(?:not|except|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never)\b|n't\b", re.IGNORECASE
+)
 
 
 @register_step_kind("ticked_option")
@@ -54,22 +73,29 @@ class TickedOption(PicksOne):
         lo, hi = context.window
         if not any(mark in text for mark in self.marks):
             return []  # most outputs: no tick at all
+        if _NEGATIVE_QUESTION.search(context.question):
+            return []
         listing: list[tuple[int, int, str]] = []  # (start, end, letter) of each option line
         ticked: list[tuple[int, int, str]] = []
+        crossed = 0  # option lines of the listing that bear a cross
         line_index = last_index = 0
         for line_index, (start, end) in enumerate(_lines(text, lo, hi)):
             match = _OPTION_LINE.match(text, start, end)
             if match is None or match["L"] not in context.options:
                 continue
             if listing and line_index - last_index > _LISTING_GAP:
-                listing, ticked = [], []  # too far from the last one: a listing starts again
+                listing, ticked, crossed = [], [], 0  # too far from the last one: a listing starts again
             last_index = line_index
             listing.append((start, end, match["L"]))
             line = text[match.end() : end]
             if any(mark in line for mark in self.marks):
                 ticked.append((start, end, match["L"]))
+                if not self._ticked(line, match["L"]) or not _gives_own_text(context, text, match.end(), end, match["L"]):
+                    return []  # a tick that may mean something else: no listing commits
+            elif any(cross in line for cross in _CROSSES):
+                crossed += 1
         letters = {letter for _, _, letter in listing}
-        if len(letters) < self.min_lines or len(ticked) != 1:
+        if len(letters) < self.min_lines or len(ticked) != 1 or crossed != len(listing) - 1:
             return []
         start, end, letter = ticked[0]
         return [
@@ -78,6 +104,32 @@ class TickedOption(PicksOne):
                 origin="evaluation", layout="a line of a listing", payload="letter, ticked",
             )
         ]  # fmt: skip
+
+
+    def _ticked(self, line: str, letter: str) -> bool:
+        """The rest of an option's line ticks it: one tick, at the line's end or before its
+        explanation, no cross, no other option's label."""
+        if any(cross in line for cross in _CROSSES):
+            return False
+        if any(other != letter for other in _OTHER_LABEL.findall(line)):
+            return False
+        ticks = [(line.find(mark), mark) for mark in self.marks if mark in line]
+        if sum(line.count(mark) for _, mark in ticks) != 1:
+            return False
+        at, mark = ticks[0]
+        return _AFTER_TICK.match(line, at + len(mark)) is not None
+
+
+def _gives_own_text(context: Context, text: str, start: int, end: int, letter: str) -> bool:
+    """The option line's text after its label opens with the option's own words (past blanks,
+    markup and a table's bars): "E) Basalt – igneous", "| E | Ming | Zhu Yuanzhang |"."""
+    words = context.features.citations().get(letter)
+    if not words:
+        return False
+    at = start
+    while at < end and text[at] in " \t*_|:.)-–—":
+        at += 1
+    return text_at(text, at, words, end) != -1
 
 
 def _lines(text: str, lo: int, hi: int) -> list[tuple[int, int]]:

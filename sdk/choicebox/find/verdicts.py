@@ -59,6 +59,10 @@ _CONDITION_AFTER: Final = re.compile(
 )
 
 
+# "Only if" later in the verdict's sentence: "**A** is the most consistent with the data only if ...".
+_ONLY_IF_LATER: Final = re.compile(r"[^.!?\n]{0,60}?\b(?P<only>only[ \t]++)(?:if|when)\b", re.IGNORECASE)
+
+
 @register_step_kind("option_verdict")
 @attrs.frozen(kw_only=True)
 class OptionVerdict(PicksOne):
@@ -158,7 +162,7 @@ class OptionVerdict(PicksOne):
         if not self.conditions:
             return False
         conditional = "would" in anchor.group() or "could" in anchor.group()
-        after = _CONDITION_AFTER.match(text, anchor.end())
+        after = _CONDITION_AFTER.match(text, anchor.end()) or _ONLY_IF_LATER.match(text, anchor.end())
         if after is not None and (conditional or after["only"]):
             # "H would be correct only if 'pessimistic' were 'optimistic'", "(C) is right only
             # if ..." ("(B) is correct when air resistance is neglected" restates the question)
@@ -224,8 +228,8 @@ class OptionVerdict(PicksOne):
                         )
                     )  # fmt: skip
                 continue
-            if self._supposed(text, anchor, before.start()):
-                continue
+            if self._supposed(text, anchor, before.start()) or _ASKED.match(text, anchor.end()):
+                continue  # "B is correct?": a question, not a verdict
             listed = _LISTED_BEFORE.search(text, max(0, before.start() - 60), before.start())
             others = [] if listed is None else _LISTED_LETTER.findall(text, listed.start(), listed.end())
             if listed is not None and others and letter not in others:
@@ -282,6 +286,10 @@ class OptionVerdict(PicksOne):
             origin="evaluation", value=context.options[letter], cue=cue, layout="before the verdict",
             payload="option's text",
         )  # fmt: skip
+
+
+# A verdict's sentence that ends in a question mark: "**I** is the most likely answer? No".
+_ASKED: Final = re.compile(r"[^.!?\n]{0,80}+\?")
 
 
 def _in_bold(text: str, at: int) -> bool:

@@ -262,9 +262,11 @@ def part_scoped(policy: Vocabulary, s: Settling) -> Decision | None:
         parts = [c for c in s.live if c.kind == "commitment" and c.part]
         letters = list(dict.fromkeys(c.letters[0] for c in parts))
         marks = {_part_mark(s.text, c) for c in parts}
-        if len(letters) == 1 and len(marks) > 1 and "" not in marks:
+        later = {m.casefold() for m in _PART_MARK.findall(s.text, parts[-1].end, s.hi)} - marks
+        if len(letters) == 1 and len(marks) > 1 and "" not in marks and not later:
             # "the answer to part (a) is (A) ... The answer to part (b) is (A)": every part
-            # answered, by one option (the same letter repeated is that letter, rule 2).
+            # answered, by one option (the same letter repeated is that letter, rule 2); not
+            # when another part's marker follows ("For part (c)," cut off: rule 8).
             s.how = "the same answer for each part"
             return None
         s.fates.mark(statements, "conflicting", "scoped to one part")

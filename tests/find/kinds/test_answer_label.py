@@ -46,9 +46,8 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "सही उत्तर C है।",  # "the correct answer C is": the verb after the letter
         "Letter: C",
         "Option Selected: C",
-        "Verdict: C",
-        "**Final Verdict:** **C**",
         "Conclusion: C.",
+        "**Conclusion:** **C**",
         "Следовательно, ответ (C).",  # opening its clause, a label links to a bracketed letter
         "Antwort (C)",
         "Ответ — C",  # or by a spaced dash
@@ -114,10 +113,22 @@ def test_it_reads_no_answer_without_a_labelled_letter(label: Built, output: str)
         "Antwort: B oder C",
         "答案：B或C",
         "Jawaban: B atau C",
+        "答案：B、C",  # the enumeration comma
+        "정답은 B와 C입니다.",  # Korean "and"
+        "답: B 또는 C",
+        "答えはBとCです。",  # Japanese "and"
     ],
 )
 def test_several_letters_are_ambiguous(label: Built, output: str) -> None:
     assert label.outcome(output) == (None, "ambiguous")
+
+
+def test_a_capital_i_before_a_modal_is_the_pronoun_unless_be_follows(label: Built) -> None:
+    ten = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
+    assert label.read("Conclusion: I would not trust any of these options.", options=ten) is None
+    assert label.read("Conclusion: I can't tell.", options=ten) is None
+    assert label.read("Conclusion: I would be the best fit.", options=ten) == "I"
+    assert label.read("Conclusion: I", options=ten) == "I"
 
 
 def test_a_capital_e_between_letters_is_option_e_not_the_word_e(label: Built) -> None:

@@ -45,7 +45,6 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "The right option here is B.",
         "The answer would be B.",
         "The final answer would therefore be B.",  # an adverb inside the link
-        "The only remaining option is B.",
         '{"answer": "B"}',
         "The answer is:\nB. optB",
         "### Final Answer\n\n(B)",
@@ -53,6 +52,7 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "The answer is 23,500 yards, which is (B).",
         "The answer is 8.6km-->B",  # an arrow points from the value to its letter
         "The answer is 8.6 km → **(B)**.",
+        "The answer is 8.6 km --> B\n\nThat is the distance.",
         "Answer (letter only): B",
         "[Answer] B\n\n[Explanation] It fits.",  # a bracketed label
         "[Final Answer] B",
@@ -216,7 +216,7 @@ def test_several_letters_are_ambiguous(statement: Built) -> None:
     "output",
     [
         "The correct answers are A: 100.00 MHz, B: 50 kHz, C: 12.5 kHz, and D: 4.",
-        "The answer is (A) = 12 N; (C) = 4 N.",
+        "The answer is (A): 12 N; (C): 4 N.",
     ],
 )
 def test_letters_listed_each_with_a_value_are_ambiguous(statement: Built, output: str) -> None:
@@ -236,13 +236,32 @@ def test_one_letter_per_condition_is_ambiguous(statement: Built, output: str) ->
     assert statement.outcome(output) == (None, "ambiguous")
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "The answer is 8.6 km --> B or D.",  # an arrow to a hedge
+        "The answer is I = 6 A --> then P = I^2 R → D = 72 J",  # an arrow in a formula
+        "The answer is 6 A if R = 2 Ω --> B; if R = 4 Ω --> D.",  # one arrow per case
+    ],
+)
+def test_an_arrow_that_points_to_no_single_closing_letter_names_none(statement: Built, output: str) -> None:
+    assert statement.read(output) is None
+
+
 def test_one_letter_under_a_condition_alone_is_read(statement: Built) -> None:
     assert statement.outcome("The answer is (B) if we ignore friction.") == ("B", None)
     assert statement.outcome("The answer is (B) for an ideal gas (option A assumes a real one).") == ("B", None)
+    # Another letter in the sentence that is excluded or talked about is no other case.
+    assert statement.outcome("The answer is (B) if we assume ideal behaviour, not (D).") == ("B", None)
+    assert statement.outcome("The answer is (B), assuming ideal behaviour as in option D's derivation.") == ("B", None)
 
 
 def test_one_letter_with_its_value_is_read(statement: Built) -> None:
     assert statement.outcome("The answer is B: 50 kHz, as computed.") == ("B", None)
+    # A variable after the letter is no second option: "R", "I = 6 A".
+    ten = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
+    assert statement.outcome("The answer is B: V = 12 V, R = 4 Ω.", options=ten) == ("B", None)
+    assert statement.outcome("The answer is (B): V = 12 V, I = 6 A.", options=ten) == ("B", None)
     assert statement.outcome("The answer is A: 12 N, not B: 6 N.") == ("A", None)  # a contrast excludes
 
 

@@ -64,6 +64,12 @@ def test_a_bare_capital_a_judged_in_a_sentence_of_its_own_is_option_a(verdict: B
     # Nor is an article set in bold on its own.
     assert verdict.read("Paris hosts it.\n\n**A** is the most consistent with the evidence.") == "A"
     assert verdict.read("Paris hosts it.\n\nA is the most consistent with the evidence.") is None
+
+
+def test_a_verdict_asked_or_under_a_later_only_if_is_none(verdict: Built) -> None:
+    assert verdict.read("**C** is the most likely answer? No, it is wrong.") is None
+    assert verdict.read("**C** is the most consistent with the data only if we ignore the grain size.") is None
+    assert verdict.read("**C** is the most consistent with the data.") == "C"
     assert verdict.read("I is correct.") is None  # "I" stays English
 
 

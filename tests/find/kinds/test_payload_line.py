@@ -80,6 +80,22 @@ def test_parameter_lines_says_which_lines_are_read(tmp_path: Path, line: Built) 
     assert (last.read(opening, options=STRUCTURES), last.read(closing, options=STRUCTURES)) == (None, "D")
 
 
+def test_parameter_lines_after_rule_reads_the_first_line_under_a_rule(tmp_path: Path, line: Built) -> None:
+    # A reasoning summary, a rule, then the answer line and its explanation.
+    output = "Thought for 6 seconds\n\n**Weighing**\nStacks and queues differ.\n\n---\n\n**D. Stack**\n\nIt is LIFO."
+    assert line.read(output, options=STRUCTURES) is None
+    ruled = _step(tmp_path, lines=["first", "after_rule", "last"])
+    assert ruled.read(output, options=STRUCTURES) == "D"
+    [found] = ruled.found(output, options=STRUCTURES)
+    assert (found.layout, found.payload) == ("under a rule", "letter")
+    # Sections each headed by an option review them: no line under a rule commits.
+    sections = "Let me check each.\n\n---\n**B. Operant conditioning**\nNo.\n\n---\n**D. Stack**\nYes, LIFO.\n\nDone."
+    assert ruled.read(sections, options=STRUCTURES) is None
+    # A rule before a listing of the options: a listing, no payload.
+    listing = "Options:\n\n---\nB. Operant conditioning\nD. Stack\n\nThinking more."
+    assert ruled.read(listing, options=STRUCTURES) is None
+
+
 def test_parameter_max_length_is_the_longest_line_looked_at(tmp_path: Path, line: Built) -> None:
     short = _step(tmp_path, max_length=5)
     assert line.read("**D. Stack**\n\nExplanation", options=STRUCTURES) == "D"

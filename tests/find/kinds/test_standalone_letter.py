@@ -25,6 +25,8 @@ def last_line(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "B", "b", "B\n", "Thinking\nB", "Thinking\n(B)", "Thinking\n[B]", "Thinking\n**B.**", "Thinking\n$B$", "Thinking\nB.",
         # marks that point at or tick the answer, and the letter named as an option
         "Thinking\n👉 **B**", "Thinking\n✅ B", "Thinking\nOption (B) ✔", "Thinking\n✔️ B", "Thinking\nOption B ✅",
+        # one letter said again and again (a degenerate output) is that letter
+        "Thinking\nB B B B B B B B B B B B B B B B B B B B",
     ],
 )  # fmt: skip
 def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str) -> None:
@@ -55,7 +57,9 @@ def test_it_reads_no_answer_without_a_lone_letter(last_line: Built, output: str)
     assert last_line.outcome(output) == (None, "no_answer")
 
 
-@pytest.mark.parametrize("output", ["Thinking\nA or B", "Thinking\nA B", "Thinking\nA, B", "Thinking\nA\nB"])
+@pytest.mark.parametrize(
+    "output", ["Thinking\nA or B", "Thinking\nA B", "Thinking\nA, B", "Thinking\nA\nB", "Thinking\nB B A B B"]
+)
 def test_several_letters_are_ambiguous(last_line: Built, output: str) -> None:
     assert last_line.outcome(output) == (None, "ambiguous")
 

@@ -2,8 +2,10 @@
 the options ("- E) Basalt – igneous ✅" among the others crossed out).
 
 What it reads (list items, table rows, bold option lines, any of its ticks), what it must not read
-(ticks on several lines, a tick outside a listing, a listing too short, a ticked letter that is no
-option), what each parameter changes, and how ``robust`` weighs it against the statements."""
+(ticks on several lines, a line not crossed, a tick in prose, a tick beside a cross or another
+option, a line without its option's text, a question that asks for what is not so, a listing too
+short, a ticked letter that is no option), what each parameter changes, and how ``robust`` weighs it
+against the statements (a last resort: a stated answer wins)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import pytest
 from rule_files import CONCLUSION, ROBUST, Built, one_kind
 
 ROCKS = {"A": "Limestone", "B": "Sandstone", "C": "Marble", "D": "Shale", "E": "Basalt", "F": "Slate"}
+
+
+QUESTION = "Which rock is igneous?"
 
 
 def _step(tmp_path: Path, **params: Any) -> Built:
@@ -44,11 +49,31 @@ def _listing(line: str, ticked: str, tick: str = "✅", cross: str = "❌") -> s
 )
 @pytest.mark.parametrize("tick", ["✅", "✔️", "✓", "☑"])
 def test_it_reads_the_one_ticked_option(ticked: Built, line: str, tick: str) -> None:
-    assert ticked.outcome(_listing(line, "E", tick), options=ROCKS) == ("E", None)
+    assert ticked.outcome(_listing(line, "E", tick), options=ROCKS, question=QUESTION) == ("E", None)
 
 
-def test_lines_need_no_cross_besides_the_tick(ticked: Built) -> None:
-    assert ticked.outcome(_listing("{L}) {T} {M}", "B", cross=""), options=ROCKS) == ("B", None)
+@pytest.mark.parametrize(
+    "output",
+    [
+        _listing("{L}) {T} {M}", "B", cross=""),  # the other lines not judged: no review, a plan
+        "A) Limestone ❌\nB) Sandstone — checked ✓\nC) Shale ❌\nD) Basalt — not yet",
+        "1. A) Compute the porosity ✓\n2. B) Compare ❌\n3. C) Answer ❌",  # no option's text
+        "A) Limestone ❌\nB) Sandstone ❌\nC) Shale ✅❌ (unsure)\nD) Basalt ❌",  # a cross beside the tick
+        "A) Limestone ❌\nB) Sandstone ❌ / C) Shale ✅\nD) Basalt ❌",  # two options on its line
+        "A) Limestone ❌\nB) Sandstone: ✓ matches my first guess, but\nC) Shale ❌\nD) Basalt ❌",  # prose
+        "A) Limestone ❌\nB) Sandstone ✅ ✅\nC) Shale ❌\nD) Basalt ❌",  # ticked twice
+    ],
+)
+def test_a_tick_that_may_mean_something_else_reads_nothing(ticked: Built, output: str) -> None:
+    assert ticked.read(output, options=ROCKS, question=QUESTION) is None
+
+
+def test_a_question_asking_what_is_not_so_reads_no_tick(ticked: Built) -> None:
+    # The tick may mark what is sedimentary, or accurate: the opposite of what is asked.
+    output = _listing("{L}) {T} {M}", "A")
+    assert ticked.read(output, options=ROCKS, question=QUESTION) == "A"
+    assert ticked.read(output, options=ROCKS, question="Which rock is NOT sedimentary?") is None
+    assert ticked.read(output, options=ROCKS, question="Which statement is false?") is None
 
 
 @pytest.mark.parametrize(
@@ -56,6 +81,7 @@ def test_lines_need_no_cross_besides_the_tick(ticked: Built) -> None:
     [
         _listing("{L}) {T} {M}", "E", tick="✅", cross="✅"),  # every line ticked: a bullet, or a review
         "A) Limestone ✅\nB) Sandstone ✅\nC) Marble ❌\nD) Shale ❌",  # two ticked
+        "A) Limestone\nB) Sandstone\nC) Marble\n\nA) ✅ / B) ✅ / C) ✅",  # every option ticked on one line
         "E) Basalt ✅\nA) Limestone ❌",  # two option lines are no listing
         "The answer is Basalt ✅, as the others are sedimentary.",  # no listing
         _listing("{L}) {T} {M}", "E", tick="❌", cross="❌"),  # crossed out, every one
@@ -63,13 +89,13 @@ def test_lines_need_no_cross_besides_the_tick(ticked: Built) -> None:
     ],
 )
 def test_it_reads_nothing_without_one_ticked_option_line_in_a_listing(ticked: Built, output: str) -> None:
-    assert ticked.read(output, options=ROCKS) is None
+    assert ticked.read(output, options=ROCKS, question=QUESTION) is None
 
 
 def test_a_ticked_letter_that_is_no_option_is_not_read(ticked: Built) -> None:
     four = dict(list(ROCKS.items())[:4])
     output = "A) Limestone ❌\nB) Sandstone ❌\nC) Marble ❌\nD) Shale ❌\nE) Basalt ✅"
-    assert ticked.read(output, options=four) is None
+    assert ticked.read(output, options=four, question=QUESTION) is None
 
 
 def test_listing_lines_far_apart_are_two_listings(ticked: Built) -> None:
@@ -77,27 +103,25 @@ def test_listing_lines_far_apart_are_two_listings(ticked: Built) -> None:
     first = "A) Limestone ✅\nB) Sandstone ❌\nC) Marble ❌"
     later = "\n".join(f"{letter}) {text} ❌" for letter, text in list(ROCKS.items())[3:])
     gap = "\n".join(["Now the metamorphic ones.", "", "They form under heat.", "", "And pressure.", ""])
-    assert ticked.read(f"{first}\n{gap}\nD) x ❌\n{later}", options=ROCKS) is None
-    assert ticked.read(f"{first}\n\nNow the others:\n{later}", options=ROCKS) == "A"
+    assert ticked.read(f"{first}\n{gap}\n{later}", options=ROCKS, question=QUESTION) is None
+    assert ticked.read(f"{first}\n\nNow the others:\n{later}", options=ROCKS, question=QUESTION) == "A"
 
 
 def test_parameter_marks_are_the_ticks(tmp_path: Path, ticked: Built) -> None:
     output = _listing("{L}) {T} {M}", "E", tick="👍")
-    assert ticked.read(output, options=ROCKS) is None
-    assert _step(tmp_path, marks=["👍"]).read(output, options=ROCKS) == "E"
+    assert ticked.read(output, options=ROCKS, question=QUESTION) is None
+    assert _step(tmp_path, marks=["👍"]).read(output, options=ROCKS, question=QUESTION) == "E"
 
 
 def test_parameter_min_lines_is_how_many_option_lines_make_a_listing(tmp_path: Path, ticked: Built) -> None:
     output = "A) Limestone ❌\nE) Basalt ✅"
-    assert ticked.read(output, options=ROCKS) is None
-    assert _step(tmp_path, min_lines=2).read(output, options=ROCKS) == "E"
+    assert ticked.read(output, options=ROCKS, question=QUESTION) is None
+    assert _step(tmp_path, min_lines=2).read(output, options=ROCKS, question=QUESTION) == "E"
 
 
-def test_in_robust_the_tick_is_one_statement_among_the_others() -> None:
+def test_in_robust_the_tick_counts_only_when_no_statement_commits() -> None:
     listing = _listing("{L}) {T} {M}", "E")
-    assert ROBUST.read(listing, options=ROCKS) == "E"
-    assert ROBUST.read(f"The answer is (E).\n\n{listing}", options=ROCKS) == "E"
-    assert ROBUST.read(f"{listing}\n\nSo the answer is (E).", options=ROCKS) == "E"
-    # A later answer of another letter is not overruled by the tick (the listing's "F)" reads as
-    # a part marker to the revision stage, which makes the two one answer per part: no answer).
-    assert ROBUST.read(f"{listing}\n\nOn reflection, the answer is (C).", options=ROCKS) != "E"
+    assert ROBUST.read(listing, options=ROCKS, question=QUESTION) == "E"
+    # A stated answer wins over a tick, before or after it: the tick may mark a property.
+    assert ROBUST.read(f"The answer is (C).\n\n{listing}", options=ROCKS, question=QUESTION) == "C"
+    assert ROBUST.read(f"{listing}\n\nSo the answer is (C).", options=ROCKS, question=QUESTION) == "C"

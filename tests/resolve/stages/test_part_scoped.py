@@ -71,5 +71,10 @@ def test_the_same_letter_for_every_part_commits_to_it(output: str) -> None:
     assert "the same answer for each part" in verdict.detail
 
 
+def test_the_same_letter_for_the_parts_answered_before_a_cut_off_is_no_answer() -> None:
+    output = "For part (a), the answer is (C). For part (b), the answer is (C). For part (c),"
+    assert ROBUST.outcome(output, options=TEN) == (None, "no_answer")
+
+
 def test_one_part_answered_twice_is_still_only_a_part() -> None:
     assert ROBUST.outcome("The answer to (a) is (C).\nThe answer to (a) is (C).", options=TEN) == (None, "no_answer")
