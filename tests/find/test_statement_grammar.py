@@ -255,6 +255,16 @@ _STYLES_FIXTURE_2 = Path(__file__).parents[1] / "fixtures" / "answer_styles_2.js
 _KNOWN_MISSES_2 = frozenset({37})
 
 
+# A third set, written blind by two helpers of a later session (two rounds of 100: twelve chat,
+# reasoning and base families; then reasoning models, 2024-2025 chat models, small models, a
+# policy's degenerate outputs mid-RL, nine languages), with their own questions; 60 commit to none.
+_STYLES_FIXTURE_3 = Path(__file__).parents[1] / "fixtures" / "answer_styles_3.jsonl"
+_KNOWN_MISSES_3 = {
+    154: "'Option D is correct because ...' after 'Option X is incorrect because ...': a verdict "
+    "followed by 'because' is left unread (it is a review's, as often as an answer's)",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -269,11 +279,14 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
 
 
 @pytest.mark.parametrize(
-    "row", _styles(_STYLES_FIXTURE, _KNOWN_MISSES) + _styles(_STYLES_FIXTURE_2, _KNOWN_MISSES_2)
+    "row",
+    _styles(_STYLES_FIXTURE, _KNOWN_MISSES)
+    + _styles(_STYLES_FIXTURE_2, _KNOWN_MISSES_2)
+    + _styles(_STYLES_FIXTURE_3, _KNOWN_MISSES_3),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]
-    sample = MCQASample.from_question("Which option is right?", options, "A")
+    sample = MCQASample.from_question(row.get("question", "Which option is right?"), options, "A")
     assert choicebox.grade(sample, row["response"], mode="robust").extracted_answer == row["expected"], row["style"]
 
 
