@@ -320,6 +320,10 @@ def revision(policy: Vocabulary, s: Settling) -> Decision | None:
     return None
 
 
+# An option named in a review: "Option B is incorrect because ...".
+_NAMED_OPTION: Final = re.compile(r"\b(?i:option|choice)[ \t]++\(?([A-Z])\b")
+
+
 @_stage("cut_off")
 def cut_off(policy: Vocabulary, s: Settling) -> Decision | None:
     """A response cut off while answering the other parts of a multi-part question, or while
@@ -335,7 +339,8 @@ def cut_off(policy: Vocabulary, s: Settling) -> Decision | None:
     ):
         s.fates.mark((last,), "decides", "cut off while answering the other parts")
         return _failure("no_answer", "answers one part of a multi-part question, then is cut off"), None
-    if last.origin == "evaluation" and {m.group(1) for m in BRACKETED_LETTER.finditer(after)} - set(last.letters):
+    named = {m.group(1) for m in BRACKETED_LETTER.finditer(after)} | {m.group(1) for m in _NAMED_OPTION.finditer(after)}
+    if last.origin == "evaluation" and named - set(last.letters):
         s.fates.mark((last,), "decides", "cut off while reviewing the options")
         return _failure("no_answer", "cut off while reviewing the options"), None
     return None

@@ -37,6 +37,13 @@ def test_a_review_that_is_finished_commits() -> None:
     assert ROBUST.read(CASE[0] + " 5.", options=TEN) == "C"
 
 
+def test_options_named_in_words_after_the_evaluation_are_a_review_too() -> None:
+    output = "(C) is the correct answer. Now checking the others: Option A fails and Option B gives"
+    verdict = ROBUST.grade(output, options=TEN)
+    assert (verdict.extracted_answer, verdict.detail) == (None, "cut off while reviewing the options")
+    assert ROBUST.read(output + " 5.", options=TEN) == "C"
+
+
 def test_cut_off_while_answering_the_other_parts_commits_to_none(tmp_path: Path) -> None:
     verdict = ROBUST.grade(ONE_PART, options=MULTIPART, question=MULTIPART_QUESTION)
     assert (verdict.extracted_answer, verdict.failure) == (None, "no_answer")
