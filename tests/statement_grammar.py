@@ -48,9 +48,14 @@ CUES: tuple[str, ...] = (
     "I choose",
     "Therefore,",
     "So,",
+    "By elimination,",
+    "If I had to pick one,",
+    "The answer would therefore be",
+    "Conclusion:",
     "Antwort:",
     "Die Antwort ist",
     "答案：",
+    "综上所述，正确答案为",
 )
 # Cues that only ever stand as a heading, the payload under them.
 HEADINGS: tuple[str, ...] = ("### Final Answer", "**Final Answer**", "## Answer", "Final answer")
@@ -107,7 +112,7 @@ PAYLOADS: dict[str, Callable[[str, str], str]] = {
 # The option's text alone, no letter (rule 5), after the cues that announce an answer: not after a
 # bare concluding word ("Therefore, statement 2 is correct." is prose that may repeat an option).
 TEXT_PAYLOADS: dict[str, Callable[[str, str], str]] = {"text": lambda letter, text: text}
-TEXT_CUES: tuple[str, ...] = tuple(cue for cue in CUES if cue not in ("Therefore,", "So,"))
+TEXT_CUES: tuple[str, ...] = tuple(cue for cue in CUES if cue not in ("Therefore,", "So,", "By elimination,"))
 
 # A payload, then what it excludes: "The answer is (B), not (D).", "Answer: Operant conditioning
 # rather than vitamin B12 deficiency." The excluded option is another letter's, in either form.
