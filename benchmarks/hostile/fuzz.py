@@ -355,7 +355,12 @@ class Worker:
         self, item: dict[str, Any], kind: str, keep: Callable[[Any, Any], bool], budget: int = 150
     ) -> dict[str, Any]:
         if kind.startswith("row:"):
-            row = shrink_json(item["row"], lambda r: keep(r, None), budget=budget)
+            try:
+                row = shrink_json(item["row"], lambda r: keep(r, None), budget=budget)
+            except RecursionError:
+                # A row nested thousands deep is deeper than the shrinker's recursion: it is
+                # reported as generated (``fuzz.py show`` prints it), and the worker lives on.
+                row = item["row"]
             return {"row": _printable(row)}
         output = dict(item["output"])
         text = shrink_text(output["text"], lambda t: keep(output, t), budget=budget)
@@ -474,7 +479,9 @@ class Campaign:
                     try:
                         message = conn.recv()  # type: ignore[union-attr]
                     except EOFError:
-                        continue
+                        # The worker died (its traceback is above): say so instead of waiting on it.
+                        chunk = self.workers[wid]["chunk"]
+                        raise SystemExit(f"fuzz: worker {wid} died in chunk {chunk}; the state is saved") from None
                     if message[0] == "input":
                         self.pending[message[1]].append(("input", message[2], *message[3:]))
                     else:
