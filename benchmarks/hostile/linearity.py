@@ -13,6 +13,9 @@ are the ones that once made a pattern backtrack (issue 12):
 * ``answers``: ``"The answer is " * (n / 14)`` (a statement every few characters)
 * ``tags``: ``"<answer>" * (n / 8)`` (openers that never close)
 * ``unicode``: ``n`` characters of seeded random Unicode
+* ``ticks``, ``rules``, ``criteria``, ``conditions``, ``arrows``: the shapes of the kinds added
+  later (ticked options, lines under a rule, criterion statements, one letter per condition, a
+  letter after an arrow), repeated
 
 Usage::
 
@@ -56,6 +59,13 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "answers": lambda n: "The answer is " * (n // 14),
     "tags": lambda n: "<answer>" * (n // 8),
     "unicode": _unicode,
+    # the kinds added later: a listing of crossed options, rules before payload lines, criterion
+    # clauses, conditions after a letter, letters under arrows
+    "ticks": lambda n: "A) red ❌\nB) green ✅\n" * (n // 20),
+    "rules": lambda n: "---\n**B) green**\n" * (n // 16),
+    "criteria": lambda n: "the answer that is " * (n // 19),
+    "conditions": lambda n: "The answer is (B) if (C) if " * (n // 28),
+    "arrows": lambda n: "The answer is 1 --> B --> " * (n // 26),
 }
 
 
