@@ -19,7 +19,14 @@ import attrs
 from choicebox.find._payload import MAX_PAYLOAD, read_at
 
 from ._api import Candidate, Context, PicksOne, Which, register_step_kind
-from ._vocab import alternation, nonempty_words, occurrences, sentence_opening, valid_words, word_list
+from ._vocab import (
+    alternation,
+    nonempty_words,
+    occurrences,
+    sentence_opening,
+    valid_words,
+    word_list,
+)
 
 __all__ = ["CriterionStatement"]
 
