@@ -338,19 +338,15 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
         # speed of light' is a letter talked about).
         return after, letter.upper(), False, False
     if not (opened or closed):
-        if (letter in "AaIi" or letter.islower()) and (
-            (word := _WORD_AFTER.match(text, after, limit)) is not None
+        word = _WORD_AFTER.match(text, after, limit) if letter in "AaIi" or letter.islower() else None
+        if (
+            word is not None
             and word.group(1) not in _LETTER_VERBS
             # "A rather than C" is no article (the test of the word first: "I think" is common)
             and not (word.group(1) in _CONTRAST_WORDS and CONTRAST.match(text, after, limit))
         ):
             return None
-        if (
-            letter == "I"
-            and (word := _WORD_AFTER.match(text, after, limit)) is not None
-            and word.group(1) in _MODALS
-            and not _BE_NEXT.match(text, word.end(), limit)
-        ):
+        if letter == "I" and word is not None and word.group(1) in _MODALS and not _BE_NEXT.match(text, word.end(), limit):
             return None  # "I would not trust any of these": the pronoun ("I would be correct" judges I)
         if (
             after < limit

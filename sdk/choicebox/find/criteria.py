@@ -69,8 +69,8 @@ class CriterionStatement(PicksOne):
                 rf"{alternation(self.links)}[ \t]*+:?"
             ),
         )
-        conditions = alternation(self.conditions) if self.conditions else "(?!)"
-        object.__setattr__(self, "_condition", re.compile(rf"\b{conditions}\b", re.IGNORECASE))
+        # ``alternation`` of no conditions matches nothing
+        object.__setattr__(self, "_condition", re.compile(rf"\b{alternation(self.conditions)}\b", re.IGNORECASE))
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low

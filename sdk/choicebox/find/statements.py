@@ -89,17 +89,24 @@ def _statement(
     cue_end: int,
     layout: str = "",
 ) -> Candidate | None:
-    """The candidate a cue (``text[start:cue_end]``) and its payload reading make."""
+    """The candidate a cue (``text[start:cue_end]``) and its payload reading make. A letter read
+    alone may open a list of letters each with a value, or one letter per condition: for every
+    cue, those name several options."""
     kind = _KIND_OF.get(reading.kind)
     if kind is None:
         return None
     if reading.cited:
         how = f"{how} (an option cited by letter and text)"
-    return context.candidate(
+    candidate = context.candidate(
         kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
         value=reading.value or reading.tail, how=how, origin=origin,
         cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
     )  # fmt: skip
+    if candidate.kind == "commitment":
+        candidate = _listed_with_values(context, candidate, reading.end)
+    if candidate.kind == "commitment":
+        candidate = _one_per_condition(context, candidate, reading.end)
+    return candidate
 
 
 def _may_give_option_text(context: Context, low: str) -> bool:
@@ -165,21 +172,24 @@ def _one_per_condition(context: Context, candidate: Candidate, end: int) -> Cand
     text = context.folded
     if _CONDITION_NEXT.match(text, end) is None:
         return candidate
-    stop = _SENTENCE_STOP.search(text, end, min(len(text), end + 200))
-    others = [next(g for g in m.groups() if g) for m in _ALTERNATIVE.finditer(text, end, stop.start() if stop else min(len(text), end + 200))]
+    limit = min(len(text), end + 200)
+    stop = _SENTENCE_STOP.search(text, end, limit)
+    others = [next(g for g in m.groups() if g) for m in _ALTERNATIVE.finditer(text, end, stop.start() if stop else limit)]
     letters = tuple(dict.fromkeys((*candidate.letters, *(x for x in others if x in context.options))))
     if len(letters) == 1:
         return candidate
     return candidate._replace(kind="hedge", letters=letters, how=f"{candidate.how} (one letter per condition)")
 
 
-# A condition right after an answer's letter: "(C) if ...", "**(A)** when ...", "B, provided ...".
-_CONDITION_NEXT: Final = re.compile(r"[*_)\]]*+[ \t,]*+(?:only[ \t]++)?(?:if|when|unless|provided|assuming)\b", re.IGNORECASE)
+# The words that put a letter under a condition: "(C) if ...", "**(A)** when ...".
+_CASE_WORDS: Final = r"(?i:(?:only[ \t]++)?(?:if|when|unless|provided|assuming))\b"
+# A condition right after an answer's letter: "(C) if ...", "B, provided ...".
+_CONDITION_NEXT: Final = re.compile(rf"[*_)\]]*+[ \t,]*+{_CASE_WORDS}")
 # Another case's letter in the same sentence, under its own condition: "(D) if ...", "**B**
 # otherwise" ("not (D)", "option D's derivation" name no other case).
 _ALTERNATIVE: Final = re.compile(
     r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\)?)"
-    r"(?=[*_ \t,]*+(?:only[ \t]++)?(?i:if|when|unless|provided|assuming|otherwise|in[ \t]++the[ \t]++other)\b)"
+    rf"(?=[*_ \t,]*+(?:{_CASE_WORDS}|(?i:otherwise|in[ \t]++the[ \t]++other)\b))"
 )
 # The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".
 _LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+:")
@@ -354,10 +364,6 @@ class AnswerStatement(PicksOne):
                 if lettered is not None:
                     found.append(lettered)
                     continue
-            if candidate.kind == "commitment":
-                candidate = _listed_with_values(context, candidate, reading.end)
-            if candidate.kind == "commitment":
-                candidate = _one_per_condition(context, candidate, reading.end)
             if candidate.kind == "commitment" and reading.tail:
                 candidate = self._with_tail(context, candidate, reading)
             found.append(candidate)

@@ -6,14 +6,13 @@ Yuanzhang | ✓ |", and then say no letter again. The tick is the commitment (LA
 decoration does not matter): a careful reader takes the one ticked option as the answer. It counts
 only in a listing (three option lines or more, of different letters) where exactly one line bears a
 tick, at its end or before the explanation that follows a dash or a colon, and no cross beside it,
-and every other line a cross: the options judged one by one, one kept. The ticked line must give its
-option's own text after the letter ("E) Basalt", "| E | Ming |"): "A) Compute resistance ✓" in a plan
-is a step done, not option A;
-ticks on several lines ("✓" as a bullet), a line that names another option, a tick in the middle
-of prose ("✓ matches my first estimate, but ...") and a question that asks for what is not so
-("Which is NOT sedimentary?": a tick may mark what is) commit to none. It is a last resort (robust
-runs it only when no statement commits): a tick that marks a property never outweighs an answer
-the response states.
+and every other line a cross: the options judged one by one, one kept. The ticked line must give
+its option's own text after the letter ("E) Basalt", "| E | Ming |"): "A) Compute resistance ✓" in
+a plan is a step done, not option A. Ticks on several lines ("✓" as a bullet), a line that names
+another option, a tick in the middle of prose ("✓ matches my first estimate, but ...") and a
+question that asks for what is not so ("Which is NOT sedimentary?": a tick may mark what is)
+commit to none. It is a last resort (robust runs it only when no statement commits): a tick that
+marks a property never outweighs an answer the response states.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ class TickedOption(PicksOne):
         listing: list[tuple[int, int, str]] = []  # (start, end, letter) of each option line
         ticked: list[tuple[int, int, str]] = []
         crossed = 0  # option lines of the listing that bear a cross
-        line_index = last_index = 0
+        last_index = 0
         for line_index, (start, end) in enumerate(_lines(text, lo, hi)):
             match = _OPTION_LINE.match(text, start, end)
             if match is None or match["L"] not in context.options:
@@ -104,7 +103,6 @@ class TickedOption(PicksOne):
                 origin="evaluation", layout="a line of a listing", payload="letter, ticked",
             )
         ]  # fmt: skip
-
 
     def _ticked(self, line: str, letter: str) -> bool:
         """The rest of an option's line ticks it: one tick, at the line's end or before its

@@ -123,6 +123,11 @@ def test_several_letters_are_ambiguous(label: Built, output: str) -> None:
     assert label.outcome(output) == (None, "ambiguous")
 
 
+def test_letters_listed_each_with_a_value_are_ambiguous_after_a_label_too(label: Built) -> None:
+    assert label.outcome("Antwort: A: 100 MHz, B: 50 kHz, C: 12.5 kHz") == (None, "ambiguous")
+    assert label.outcome("Antwort: C: 12.5 kHz") == ("C", None)
+
+
 def test_a_capital_i_before_a_modal_is_the_pronoun_unless_be_follows(label: Built) -> None:
     ten = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
     assert label.read("Conclusion: I would not trust any of these options.", options=ten) is None

@@ -84,6 +84,12 @@ def test_a_supposed_pick_is_no_answer(pick: Built, output: str) -> None:
     assert ROBUST.read(output) is None
 
 
+def test_one_letter_per_condition_is_ambiguous_after_a_pick_too(pick: Built) -> None:
+    # The same reading as after an answer cue (``statements._statement``, shared by every cue).
+    assert pick.outcome("I'd choose (B) if the volume is fixed, but (D) if the pressure is.") == (None, "ambiguous")
+    assert pick.outcome("I'd choose (B) if forced.") == ("B", None)
+
+
 def test_several_letters_are_ambiguous(pick: Built) -> None:
     assert pick.outcome("I'll go with A or B.") == (None, "ambiguous")
 
