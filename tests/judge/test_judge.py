@@ -3,7 +3,10 @@ loopback, and ``apply_judgement``: the reward follows the judge on flagged verdi
 
 from __future__ import annotations
 
+import signal
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -174,3 +177,35 @@ def test_a_judgement_applied_under_another_mode_is_refused() -> None:
     flagged = grade_text("Rocks full of gas bubbles float.", OPTIONS, "D", ROBUST)
     with pytest.raises(ValueError, match="of mode 'robust'"):
         apply_judgement(flagged, _judgement("D"), default_registry().get("lenient_boxed"))
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def test_a_signal_that_lands_on_a_worker_thread_still_stops_the_run_at_once() -> None:
+    # The kernel hands a process's Ctrl-C to any of its threads. When a worker gets it, Python's
+    # handler runs in the main thread only once that thread wakes: here, while every request
+    # takes 30 s, the run must end with the first requests, not after all eight.
+    with openai_stub(slow_seconds=30.0) as (url, state):
+        previous = signal.signal(signal.SIGUSR1, _raise_stop)
+        try:
+            with Judge(_endpoint(url, concurrency=2, timeout=60.0)) as judge:
+
+                def hit_a_worker() -> None:
+                    while state.calls < 2:
+                        time.sleep(0.01)
+                    worker = next(t for t in threading.enumerate() if t.name == "choicebox-judge")
+                    assert worker.ident is not None
+                    signal.pthread_kill(worker.ident, signal.SIGUSR1)
+
+                threading.Thread(target=hit_a_worker, daemon=True).start()
+                with pytest.raises(_Stop):
+                    judge.judge_all([_request(f"Pumice [[stub:slow*always]] {n}.") for n in range(8)])
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
+        assert state.calls == 2  # the two in flight; the other six never sent

@@ -30,6 +30,8 @@ __all__ = ["Judge", "JudgeCost", "JudgeRequest", "Judgement"]
 # characters would cost more than every other row together. Real responses are a few thousand.
 MAX_RESPONSE_CHARS: Final = 50_000
 _BREAKER: Final = 5
+# How long Ctrl-C can wait while the workers ask the judge (see ``judge_all``).
+_SIGNAL_POLL_SECONDS: Final = 0.1
 
 
 @attrs.frozen(kw_only=True)
@@ -147,7 +149,11 @@ class Judge:
             for worker in workers:
                 worker.start()
             for worker in workers:
-                worker.join()
+                # Joined a moment at a time: a signal the kernel hands to a worker thread (Ctrl-C
+                # goes to any thread of the process) only sets a flag, which this thread reads
+                # between waits; a join without a timeout would sleep until the worker is done.
+                while worker.is_alive():
+                    worker.join(_SIGNAL_POLL_SECONDS)
         except BaseException:
             self._stopped.set()  # the workers take no more rows; those in flight are cut off
             raise
