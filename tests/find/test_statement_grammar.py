@@ -265,6 +265,20 @@ _KNOWN_MISSES_3 = {
 }
 
 
+# A fourth set, written blind by two helpers of a later session: 2025-2026 families (Qwen3 with
+# and without thinking, DeepSeek-V3/R1-0528, Llama-4, Gemma-3, Phi-4, Magistral, GPT-4.1/5, o3,
+# Claude-4, Gemini-2.5, Kimi-K2, GLM-4.5, RL policies, harness formats, ten languages), then base
+# models continuing a few-shot prompt, small instruct models and mid-size chat models; 64 commit
+# to none. Read before this session's rules: 187/200, with 5 letters where none was committed.
+_STYLES_FIXTURE_4 = Path(__file__).parents[1] / "fixtures" / "answer_styles_4.jsonl"
+_KNOWN_MISSES_4 = {
+    105: "'So the final answer is option 3: 30.': an option named by its number, not its letter",
+    121: "a value with no answer cue ('the stone hits the water with a speed of approximately 14 "
+    "m/s'), then a note that names another option's value",
+    168: "'I'm not confident in (C) anymore': doubt about the letter, then no pick; read as C",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -282,7 +296,8 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
     "row",
     _styles(_STYLES_FIXTURE, _KNOWN_MISSES)
     + _styles(_STYLES_FIXTURE_2, _KNOWN_MISSES_2)
-    + _styles(_STYLES_FIXTURE_3, _KNOWN_MISSES_3),
+    + _styles(_STYLES_FIXTURE_3, _KNOWN_MISSES_3)
+    + _styles(_STYLES_FIXTURE_4, _KNOWN_MISSES_4),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]

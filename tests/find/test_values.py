@@ -129,6 +129,27 @@ def test_a_quantity_is_one_number_and_its_unit() -> None:
     assert quantity("Paris") is None
 
 
+PHASES = {"A": "G1 phase", "B": "S phase", "C": "G2 phase", "D": "M phase"}
+TREATIES = {"A": "Treaty of Brest-Litovsk", "B": "Treaty of Versailles", "C": "Treaty of Trianon"}
+
+
+@pytest.mark.parametrize(
+    ("value", "options", "letters"),
+    [
+        ("S phase (the synthesis phase of interphase)", PHASES, ["B"]),
+        ("the Treaty of Versailles, signed on June 28, 1919", TREATIES, ["B"]),
+        # a remark that names another option, or uses its words, is not read as a remark
+        ("S phase (or G2 phase)", PHASES, []),
+        ("S phase (not M phase)", PHASES, []),
+        ("Treaty of Versailles, or maybe Trianon", TREATIES, []),
+        # a number's remark may be its unit: it is compared as a value ("12" states 12 N too)
+        ("12 (in newtons)", {"A": "12 N", "B": "12"}, []),
+    ],
+)
+def test_an_options_text_with_a_remark_after_it_is_that_option(value: str, options: dict[str, str], letters: list[str]) -> None:
+    assert value_letters(value, options) == letters
+
+
 def test_value_letters_are_every_option_the_value_states() -> None:
     options = {"A": "24 N", "B": "$24", "C": "24.0", "D": "25"}
     assert value_letters("24.00", options) == ["B", "C"]

@@ -28,6 +28,7 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,6 +126,12 @@ def _recorded_verdict(row: dict[str, Any]) -> dict[str, Any]:
     return {name: row.get(name) for name in _choicebox_verdict(row)}
 
 
+_DEFAULT_SIGINT_THEN_BASH = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp('bash', ['bash', *sys.argv[1:]])"
+)
+
+
 def _run_page(work: Path, blocks: tuple[str, ...], head_port: int) -> PageRun:
     checkpoints = work / ".checkpoints"
     checkpoints.mkdir()
@@ -136,7 +143,10 @@ def _run_page(work: Path, blocks: tuple[str, ...], head_port: int) -> PageRun:
     done: list[Block] = []
     with log_path.open("wb") as log:
         shell = subprocess.Popen(
-            ["bash", "page.sh"],
+            # The page stops Gym with Ctrl-C (SIGINT): a run started in the background by a
+            # shell without job control (`nohup ... &`) ignores SIGINT, and every process it
+            # starts inherits that, which bash cannot undo. The shell starts with the default.
+            [sys.executable, "-c", _DEFAULT_SIGINT_THEN_BASH, "page.sh"],
             cwd=work,
             env=gym_environ(),
             stdin=subprocess.DEVNULL,

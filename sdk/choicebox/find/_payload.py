@@ -304,6 +304,16 @@ _RETRACT_STARTS: Final = "*_)iIwWaAsS"
 _MATHY_STARTS: Final = "=<>^+/*_-.'$\\"
 
 
+def _closes_emphasis(text: str, position: int, after: int) -> bool:
+    """The ``*``/``_`` run at ``after`` closes the one right before ``position``: "**D**(400 kPa)"
+    is a bold D before its value, not "D**(...)", a power."""
+    end = after
+    while end < len(text) and text[end] in "*_":
+        end += 1
+    run = text[after:end]
+    return bool(run) and text[max(0, position - len(run)) : position] == run
+
+
 def _may_start(char: str, starts: str) -> bool:
     """Whether a match of a pattern whose ASCII first characters are ``starts`` (and blanks)
     can start at ``char``."""
@@ -353,6 +363,7 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
             and _may_start(text[after], _MATHY_STARTS)
             and not text.startswith("</", after)  # "<b>A</b>": a closing tag, not "A < B"
             and _MATHY_AFTER.match(text, after, limit)
+            and not _closes_emphasis(text, position, after)
         ):
             return None
         if letter.islower() and (strict_end or not _LOWER_END.match(text, after, limit)):
@@ -573,7 +584,9 @@ def _read_from(
             return PayloadReading("letter", (citation.letter,), citation.end, cited=True)
     if token is None and citations and (cited_label := _cited_part_label(text, p, n, citations)) is not None:
         return cited_label
-    if token is None:
+    if token is None or (citations and token[1] not in citations and not (token[2] or token[3]) and _WORD_AFTER.match(text, token[0], n)):
+        # No letter, or a capital no option has that opens words: "S phase (the synthesis
+        # phase)" is a value, an option's text maybe, not option S.
         return _read_value(text, p, n, citations)
     end, letter, opened, closed = token
     letters = [letter]

@@ -220,6 +220,15 @@ def same_value(value: str, option: str, question: str = "") -> bool:
     return _states(_facts(value), _facts(option), question_units(question))
 
 
+# A remark closing a value, in brackets or after a comma: "S phase (the synthesis phase of
+# interphase)", "the Treaty of Versailles, signed on June 28, 1919".
+_TRAILING_REMARK: Final = re.compile(r"[ \t]*+(?:\([^()\n]{3,120}\)|,[ \t]++[^\n]{3,120}?)[ \t.]*+$")
+
+
+_ARTICLE: Final = re.compile(r"(?i:the|an?)[ \t]++")
+_WORD: Final = re.compile(r"\w{3,}")
+
+
 def value_letters(value: str, options: Mapping[str, str], question: str = "") -> list[str]:
     """The letters of the options whose content ``value`` states (``same_value``). An option
     whose text the value is, once normalised, wins over those it states as a value: "5 m" is
@@ -232,6 +241,20 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
     ]
     if exact:
         return exact
+    remark = _TRAILING_REMARK.search(value)
+    if remark is not None and remark.start() > 0 and not any(c.isdigit() for c in value[: remark.start()]):
+        # "S phase (the synthesis phase of interphase)": an option's text, then a remark on it
+        # that names no other option ("S phase (or G2 phase)", "Paris, not London" name two). A number's remark may
+        # be its unit ("12 (in newtons)"): numbers are compared as quantities, below.
+        bare = _ARTICLE.sub("", value[: remark.start()].strip(), count=1)
+        named = [letter for letter, text in options.items() if norm_text(text) == norm_text(bare)]
+        if len(named) == 1:
+            said = remark.group().casefold()
+            own = set(_WORD.findall(options[named[0]].casefold()))
+            others = [text.casefold() for letter, text in options.items() if letter != named[0]]
+            words = {w for text in others for w in _WORD.findall(text)} - own
+            if not set(_WORD.findall(said)) & words and not any(text in said for text in others):
+                return named
     facts = _facts(value)
     if facts.whole.quantity is None and not facts.items and facts.whole.text == wanted:
         return []  # no number, no list, no statement label: the text compared was all there is

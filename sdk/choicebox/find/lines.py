@@ -62,8 +62,10 @@ class PayloadLine:
                     found.append(candidate)
                 continue
             start, end = first if where == "first" else last
-            if end - start > self.max_length or (found and found[-1].start == start):
+            if found and found[-1].start == start:
                 continue
+            if end - start > self.max_length and not (where == "first" and _LEAD.match(text, start, end)):
+                continue  # a paragraph, unless it opens with the answer and goes on with its reason
             candidate = self._read(context, text, start, end, where, texts=where in self.text_lines)
             if candidate is not None:
                 found.append(candidate)
@@ -100,9 +102,19 @@ class PayloadLine:
             if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
                 letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
         lone = _LONE.fullmatch(text, start, end) if letter is None and where == "first" else None
+        lead = _LEAD.match(text, start, end) if letter is None and lone is None and where == "first" else None
         if lone is not None:
             # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
             letter = lone["a"] or lone["b"] or lone["c"]
+        elif (
+            lead is not None
+            and not _JUDGED_WRONG.match(text, lead.end(), end)
+            and not _leads_again(context, text, end)
+        ):
+            # "**C** — the cycle oxidizes acetyl-CoA ...": the answer first, its reason after a
+            # dash ("**A** — incorrect, ..." judges A and commits to nothing).
+            letter = lead["a"] or lead["b"] or lead["c"] or lead["d"]
+            how = f"{how}, its reason after it"
         elif (
             letter is None and texts and end - start <= 2 * max(map(len, context.options.values()), default=0) + 16
             and (where == "first" or _PARAGRAPH_BREAK.search(text, max(0, start - 32), start))
@@ -130,11 +142,32 @@ _RULE: Final = re.compile(r"(?m)^[ \t]*+(?:-{3,}|\*{3,}|_{3,})[ \t]*+$")
 _MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[A-Z](?![\w'’])")
 # A blank line, then the line that starts where the match must end.
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t\r]*\n[ \t]*\Z")
+# A decorated letter opening its line, then a dash and the reason: "**C** — ...", "(B) – ...",
+# "**D.** ...", "C — ..." (a bare letter needs the dash: "C. Rome" restates an option).
+_LEAD: Final = re.compile(
+    r"[*_ \t]*?(?:(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z])[.):]?)[ \t]*+(?:\*\*|__)(?:[ \t]*+(?:[—–:]|-{1,2}))?"
+    r"|\((?P<c>[A-Z])\)[ \t]*+(?:[—–:]|-{1,2})|(?P<d>[A-Z])[ \t]++(?:[—–]|-{1,2}))[ \t]++(?=\w)"
+)
+# Where a line opens like that for any letter: a review of the options, one a line.
+_LEADS: Final = re.compile(rf"(?m)^{_LEAD.pattern}")
+# A reason that opens by judging the letter wrong: "**A** — incorrect, ...".
+_JUDGED_WRONG: Final = re.compile(
+    r"(?i:in?correct|wrong|false|not\b|no\b|never|unlikely|invalid|eliminat|ruled?\s++out|excluded)"
+)
 # A letter alone on its line, closed if bracketed: "**B**", "(B)", "[B]", "B.", "B)" ("[I_" of a
 # formula cut off, "A word" and "I_2" are no payload).
 _LONE: Final = re.compile(
     r"[*_`$ \t]*+(?:\((?P<a>[A-Z])\)|\[(?P<b>[A-Z])\]|(?P<c>[A-Z])[.):]?)[*_`$ \t.!]*+"
 )
+
+
+def _leads_again(context: Context, text: str, end: int) -> bool:
+    """A later line, before any text about other questions, opens with an option's letter and its
+    reason too: the options reviewed one a line ("**A** — ...", "**B** — ...")."""
+    for lead in _LEADS.finditer(text, end, context.window[1]):
+        if (lead["a"] or lead["b"] or lead["c"] or lead["d"]) in context.options:
+            return True
+    return False
 
 
 def _texts_beside(context: Context, text: str, start: int, end: int) -> bool:

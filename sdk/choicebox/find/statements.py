@@ -37,6 +37,7 @@ from ._api import (
     Which,
     register_step_kind,
 )
+from ._several import listed_with_values, one_per_condition, rest_of_sentence
 from ._vocab import (
     CLAUSE_ENDS,
     alternation,
@@ -61,7 +62,6 @@ _KIND_OF: Final[dict[str, StatementKind]] = {
     "value": "value",
 }
 _STRICT_END: Final = re.compile(r"[\s*_`'\".!)\]]*+(?:\n|$)")
-_SENTENCE_STOP: Final = re.compile(r"(?<!\d)\.(?!\d)|\.(?=\s)|\n")
 # An answer line whose letter is followed by commentary, not by another question's option text.
 _COMMENTARY: Final = re.compile(
     r"(?i:(?:the|this|there|it|its|however|but|although|note|which|since|because|as|so|and|if|with)\b|[(\[])|"
@@ -103,25 +103,15 @@ def _statement(
         cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
     )  # fmt: skip
     if candidate.kind == "commitment":
-        candidate = _listed_with_values(context, candidate, reading.end)
+        candidate = listed_with_values(context, candidate, reading.end)
     if candidate.kind == "commitment":
-        candidate = _one_per_condition(context, candidate, reading.end)
+        candidate = one_per_condition(context, candidate, reading.end)
     return candidate
 
 
 def _may_give_option_text(context: Context, low: str) -> bool:
     """Some option's first word stands in the text (``low``): it may give that option's text."""
     return any(low.find(words[0]) != -1 for words in context.features.citations().values())
-
-
-def _rest_of_sentence(text: str, start: int) -> int:
-    """Where the sentence going on at ``start`` stops giving its payload: at its end, or at a
-    contrast ("Operant conditioning, not (D)": what follows is excluded, not given)."""
-    limit = min(len(text), start + 200)
-    stop = _SENTENCE_STOP.search(text, start, limit)
-    end = stop.start() if stop else limit
-    contrast = CONTRAST.search(text, start, end)
-    return end if contrast is None else contrast.start()
 
 
 def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
@@ -132,7 +122,7 @@ def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     hits = context.features.matching_letters(candidate.value)
     if len(hits) != 1:
         return None
-    if BRACKETED_LETTER.search(context.folded, candidate.end, _rest_of_sentence(context.folded, candidate.end)):
+    if BRACKETED_LETTER.search(context.folded, candidate.end, rest_of_sentence(context.folded, candidate.end)):
         return None
     return candidate._replace(
         kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an option's text)", payload="option's text"
@@ -147,57 +137,6 @@ def _part_before(part_words: tuple[str, ...]) -> re.Pattern[str]:
         rf"\b(?:for|in)\s++(?:the\s++)?(?:{words}\s*+\(?[a-h1-9ivx]{{1,3}}\)?|\([a-h1-9]\)|"
         rf"(?:first|second|third|fourth|fifth|last|1st|2nd|3rd)\s++{words})[,:]?\s++(?:the\s++)?$"
     )
-
-
-def _listed_with_values(context: Context, candidate: Candidate, end: int) -> Candidate:
-    """"The correct answers are A: 100 MHz, B: 50 kHz, and C: 4": letters listed in one sentence,
-    each labelling a value, name several options (rule 4), however the first one reads alone."""
-    text = context.folded
-    if _LABEL_MARK.match(text, end) is None:
-        return candidate
-    stop = _rest_of_sentence(text, end)
-    others = [m.group(1) for m in _LISTED_LABEL.finditer(text, end, stop) if m.group(1) in context.options]
-    letters = tuple(dict.fromkeys((*candidate.letters, *others)))
-    if len(letters) == 1:
-        return candidate
-    return candidate._replace(
-        kind="hedge", letters=letters, end=stop, how=f"{candidate.how} (several letters, each with a value)"
-    )
-
-
-def _one_per_condition(context: Context, candidate: Candidate, end: int) -> Candidate:
-    """"The answer is (C) if the volume is fixed, but (D) if the pressure is": a letter under a
-    condition with another letter for another case in its sentence names both (rule 4); a
-    letter under a condition alone ("(C) if we ignore friction") stays the answer."""
-    text = context.folded
-    if _CONDITION_NEXT.match(text, end) is None:
-        return candidate
-    limit = min(len(text), end + 200)
-    stop = _SENTENCE_STOP.search(text, end, limit)
-    others = [next(g for g in m.groups() if g) for m in _ALTERNATIVE.finditer(text, end, stop.start() if stop else limit)]
-    letters = tuple(dict.fromkeys((*candidate.letters, *(x for x in others if x in context.options))))
-    if len(letters) == 1:
-        return candidate
-    return candidate._replace(kind="hedge", letters=letters, how=f"{candidate.how} (one letter per condition)")
-
-
-# The words that put a letter under a condition: "(C) if ...", "**(A)** when ...".
-_CASE_WORDS: Final = r"(?i:(?:only[ \t]++)?(?:if|when|unless|provided|assuming))\b"
-# A condition right after an answer's letter: "(C) if ...", "B, provided ...".
-_CONDITION_NEXT: Final = re.compile(rf"[*_)\]]*+[ \t,]*+{_CASE_WORDS}")
-# Another case's letter in the same sentence, under its own condition: "(D) if ...", "**B**
-# otherwise" ("not (D)", "option D's derivation" name no other case).
-_ALTERNATIVE: Final = re.compile(
-    r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\)?)"
-    rf"(?=[*_ \t,]*+(?:{_CASE_WORDS}|(?i:otherwise|in[ \t]++the[ \t]++other)\b))"
-)
-# The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".
-_LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+:")
-# A further letter labelling a value in the same sentence: ", B: 50 kHz", "; and (C): 4" (not
-# "I = 6 A": a variable).
-_LISTED_LABEL: Final = re.compile(
-    r"(?:[,;]|\band\b)[ \t]*+(?:and[ \t]++)?[*_]*+[(\[]?([A-Z])[)\]]?[*_]*+[ \t]*+:"
-)
 
 
 def _one_object_one_answer(context: Context, low: str, found: list[Candidate]) -> list[Candidate]:
@@ -418,7 +357,7 @@ class AnswerStatement(PicksOne):
         letter, or one after an arrow, in the value's sentence, before any contrast ("Operant
         conditioning, not (D)" excludes D)."""
         text = context.folded
-        stop_at = _rest_of_sentence(text, reading.end)
+        stop_at = rest_of_sentence(text, reading.end)
         start = reading.end - len(reading.value)
         found = [(m.start(), m.group(1)) for m in BRACKETED_LETTER.finditer(text, start, stop_at)]
         arrowed = list(_ARROWED_LETTER.finditer(text, start, stop_at))
@@ -551,6 +490,9 @@ class FirstPersonPick(PicksOne):
 
     ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the";
     ``openings`` pick with no subject where they open a sentence or a line ("Going with D.").
+    ``withdrawals`` follow "I" or "we" like the verbs and withdraw the letter after them ("So I
+    withdraw (B).", "I'm no longer confident in C"): a retraction of it, which the correction
+    stage applies to the commitments to that letter before it.
     A superlative pick's letter must close its clause ("the best is A good ..." is prose). A
     conditional pick ("I would choose C") in a sentence that opens with one of the ``conditions``
     ("If the gas were ideal, ...") is hypothetical, unless the condition is the choice itself ("If I
@@ -561,6 +503,7 @@ class FirstPersonPick(PicksOne):
     superlatives: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     openings: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _condition: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -571,6 +514,8 @@ class FirstPersonPick(PicksOne):
 
     def __attrs_post_init__(self) -> None:
         verbs = alternation(self.verbs)
+        if self.withdrawals:
+            verbs = rf"(?:(?P<withdraw>{alternation(self.withdrawals)})|{verbs})"
         superlatives = alternation(self.superlatives)
         object.__setattr__(
             self,
@@ -655,6 +600,15 @@ class FirstPersonPick(PicksOne):
         found = []
         for match in self._matches(low):
             reading = read_at(text, match.end(), min(len(text), match.end() + 80), citations=citations)
+            if match.re is self._pattern and match["withdraw"] is not None:
+                if reading.kind == "letter" and not self._supposed(text, match):
+                    found.append(
+                        context.candidate(
+                            "retraction", match.start(), reading.end, reading.letters, how="a first-person withdrawal",
+                            origin="pick", cue=text[match.start() : match.end()].strip(), payload=reading.form,
+                        )
+                    )  # fmt: skip
+                continue
             if reading.kind not in ("letter", "hedge", "value"):
                 continue
             candidate = _statement(

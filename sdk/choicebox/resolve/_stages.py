@@ -41,6 +41,8 @@ class Vocabulary(Protocol):
     @property
     def _withdrawal(self) -> re.Pattern[str] | None: ...
     @property
+    def _correction(self) -> re.Pattern[str]: ...
+    @property
     def _revision(self) -> re.Pattern[str]: ...
     @property
     def _later_part(self) -> re.Pattern[str]: ...
@@ -238,6 +240,40 @@ def run(policy: Vocabulary, s: Settling) -> Decision | None:
     return None
 
 
+# How many options called the answer one after the other make a review of them, not a revision.
+_IN_TURN: Final = 3
+
+
+@_stage("in_turn")
+def in_turn(policy: Vocabulary, s: Settling) -> Decision | None:
+    """Options called the answer one after another, in their order ("A. Tesla is the correct
+    answer. ... B. Weber is the correct answer. ... C. ..."), with reasoning between, are a review
+    of the options, not a revision: no later one concludes the earlier (rules 2 and 6). A
+    correction cue between two of them ("wait", "reconsider") makes them revisions again."""
+    last = s.last
+    if last.kind != "commitment" or last.final:
+        return None
+    order = list(s.context.options)
+    tail: list[Candidate] = []
+    for candidate in reversed(s.live):
+        if candidate.kind != "commitment":
+            continue
+        letter = candidate.letters[0]
+        if tail and (letter not in order or order.index(letter) != order.index(tail[-1].letters[0]) - 1):
+            break
+        if not tail and letter not in order:
+            return None
+        if tail and policy._correction.search(s.text, candidate.end, tail[-1].start):
+            break
+        tail.append(candidate)
+    if len(tail) < _IN_TURN:
+        return None
+    tail.reverse()
+    s.fates.mark(tail, "conflicting", "options called the answer one after another")
+    listed = ", ".join(c.letters[0] for c in tail)
+    return _failure("conflicting", f"options called the answer one after another ({listed}), none concluded"), None
+
+
 # How far before a part's answer its part marker may stand: "For part (b), the answer is A".
 _PART_REACH: Final = 40
 # A part's marker: "part (b)", "Part 2", "(ii)", "b)".
@@ -354,6 +390,7 @@ DEFAULT_STAGES: Final = (
     "hedge",
     "run",
     "part_scoped",
+    "in_turn",
     "revision",
     "cut_off",
 )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rule_files import CONCLUSION, Built, one_kind, robust_step
+from rule_files import CONCLUSION, ROBUST, Built, one_kind, robust_step
 
 
 def _step(tmp_path: Path, resolve: str = "first_step", **changed: Any) -> Built:
@@ -230,6 +230,8 @@ def test_letters_listed_each_with_a_value_are_ambiguous(statement: Built, output
         "So the answer is (A) if the volume is held constant, but (B) if the pressure is held constant.",
         "Since the question does not say, the correct answer is **(A)** if both are merchants and **(B)** otherwise.",
         "The answer is (B) when friction is ignored and option A when it is not.",
+        "**Answer: B if the convention is algebraic; C if the question is about limits.**",
+        "The answer is B if we use the old rule, but C if we use the new one.",
     ],
 )
 def test_one_letter_per_condition_is_ambiguous(statement: Built, output: str) -> None:
@@ -254,6 +256,17 @@ def test_one_letter_under_a_condition_alone_is_read(statement: Built) -> None:
     # Another letter in the sentence that is excluded or talked about is no other case.
     assert statement.outcome("The answer is (B) if we assume ideal behaviour, not (D).") == ("B", None)
     assert statement.outcome("The answer is (B), assuming ideal behaviour as in option D's derivation.") == ("B", None)
+
+
+@pytest.mark.parametrize(("output", "letter"), [("Ans: C", "C"), ("The ans is (B).", "B"), ("Reasoning.\n\nAns: D", "D")])
+def test_the_short_answer_noun_is_read(output: str, letter: str) -> None:
+    assert ROBUST.read(output) == letter
+
+
+def test_a_bold_letter_before_its_bracketed_value_is_the_letter() -> None:
+    # "**D**(...)": the bold closes before the bracket (not "D**(...)", a power)
+    assert ROBUST.read("所以正确答案是 **D**（400 kPa）。", options={"A": "25 kPa", "D": "400 kPa"}) == "D"
+    assert ROBUST.read("The answer is **D**(optD).") == "D"
 
 
 def test_one_letter_with_its_value_is_read(statement: Built) -> None:

@@ -102,6 +102,32 @@ def test_a_letter_that_is_not_an_option_is_not_an_answer(pick: Built) -> None:
     assert pick.outcome("B was close, but I choose E.") == (None, "not_an_option")
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "At first I'd say the answer is (B).\n\nWait — that's not right. So I withdraw (B).\n\nv = sqrt(g",
+        "**Answer: B**\n\nThe factor is 4.355.\n\n*Edit:* Rethinking it, I withdraw B.",
+        "The answer is (C).\n\nI'm no longer confident in (C); it depends on the state.",
+        "The answer is (B). I take back B.",
+    ],
+)
+def test_a_letter_withdrawn_in_the_first_person_leaves_no_answer(output: str) -> None:
+    assert ROBUST.outcome(output) == (None, "no_answer")
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        ("I withdraw (B). The answer is (C).", "C"),  # a later commitment still counts
+        ("The answer is (B). I take back B, the answer is C.", "C"),
+        ("The answer is (C). Earlier I said B; I withdraw B.", "C"),  # it withdraws B, not C
+        ("If I were wrong, I would withdraw (B). The answer is (B).", "B"),  # supposed
+    ],
+)
+def test_a_first_person_withdrawal_withdraws_only_its_letter_before_it(output: str, letter: str) -> None:
+    assert ROBUST.read(output) == letter
+
+
 # --- parameters ----------------------------------------------------------------------------------
 
 
@@ -135,6 +161,12 @@ def test_parameter_conditions_make_a_conditional_pick_hypothetical(tmp_path: Pat
     # not conditional: "I'd go with" in a sentence that opens with "if" still picks
     assert pick.read("If we look at all the options, I'd go with B.") == "B"
     assert _step(tmp_path, conditions=[]).read(supposed) == "B"
+
+
+def test_parameter_withdrawals_retract_the_letter_after_them(tmp_path: Path) -> None:
+    found = _step(tmp_path, resolve="conclusion").found("I withdraw (B).")
+    assert [(c.kind, c.letters) for c in found] == [("retraction", ("B",))]
+    assert _step(tmp_path, resolve="conclusion", withdrawals=[]).found("I withdraw (B).") == []
 
 
 def test_parameter_which_picks_the_first_or_the_last_pick(tmp_path: Path, pick: Built) -> None:

@@ -64,6 +64,40 @@ def test_it_reads_no_answer_from_a_line_that_is_no_lone_payload(line: Built, out
     assert line.outcome(output, options=STRUCTURES) == (None, "no_answer")
 
 
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        ("**D** — a stack serves the last item pushed first.\n\n- A is about light.", "D"),
+        ("**B.** Behaviour shaped by its consequences is learned.\n\nThe others are not.", "B"),
+        ("(B) – behaviour shaped by its consequences.\n\nMore.", "B"),
+        ("D — a stack serves the last item pushed first.\n\nMore.", "D"),
+        # a long first line: the answer opens it, its reason goes on
+        ("**D** — " + "a stack serves the last item pushed first, " * 8 + "always.\n\nMore.", "D"),
+        # a practice question of the response's own after it is not a review of these options
+        ("**D** — a stack.\n\n---\n\n**Q:** Which is FIFO?\nA. Queue\nB. Heap\n\n**Answer: A** — a queue.", "D"),
+    ],
+)
+def test_it_reads_the_answer_opening_the_first_line_with_its_reason_after_a_dash(
+    line: Built, output: str, letter: str
+) -> None:
+    assert line.outcome(output, options=STRUCTURES) == (letter, None)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "**A** — incorrect, light travels faster in air.\n\nMore.",  # the reason judges it
+        "**A** — wrong medium.\n\nMore.",
+        # every option reviewed one a line, the same way
+        "**A** — about light.\n**B** — about learning.\n**D** — about data.",
+        "**A** — about light.\n\n**B** — about learning.\n\n**D** — about data.",
+        "D. The reason is that it is LIFO.\n\nMore.",  # a bare letter needs the dash
+    ],
+)
+def test_an_opening_letter_judged_or_one_of_a_review_is_no_answer(line: Built, output: str) -> None:
+    assert line.outcome(output, options=STRUCTURES) == (None, "no_answer")
+
+
 def test_it_finds_nothing_under_first_step(tmp_path: Path) -> None:
     assert _step(tmp_path, resolve="first_step").read("**B**\n\nExplanation") is None
 
