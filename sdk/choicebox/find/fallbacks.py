@@ -163,13 +163,14 @@ class StrayLetter(PicksOne):
                 continue  # "one letter: A, B, C or D": the options listed, not a choice
             before = text[sentence_start : match.start()]
             words = before.split()
+            own = context.options.get(letter, "")  # "" for a letter that is no option
             if not (
                 self._link.search(before)
                 or match["L1"]
                 or self._cue.search(sentence)
                 or features.echoes(" ".join(words[-8:]), letter)
                 # "... is about 50 mm (C).": the option's own text right before its letter
-                or features.echoes(" ".join(words[-len(context.options[letter].split()) :]), letter)
+                or (own and features.echoes(" ".join(words[-len(own.split()) :]), letter))
             ):
                 continue  # "homozygous for the normal gene (D)": a symbol, not a choice
             found.append(

@@ -64,6 +64,13 @@ def test_it_reads_no_answer_from_a_letter_that_is_no_choice(stray: Built, output
     assert stray.outcome(output, options=TEN) == (None, "no_answer")
 
 
+def test_a_letter_that_is_no_option_after_prose_is_no_choice() -> None:
+    # The text before it is compared with the letter's option's text, which it has not (this
+    # raised KeyError once, found by the statement grammar's walk).
+    output = "Option A is wrong. It is about optJ (J)."
+    assert ROBUST.outcome(output, options={"A": "optA", "B": "optB"}) == (None, "no_answer")
+
+
 def test_a_letter_with_others_listed_after_it_is_no_choice(stray: Built) -> None:
     # What follows "(A) " was read as its option's text when it shared a word with it ("than").
     options = {"A": "Light travels slower in glass than in air", "B": "Operant conditioning", "C": "Sound", "D": "x"}
