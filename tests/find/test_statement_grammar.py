@@ -269,13 +269,18 @@ _KNOWN_MISSES_3 = {
 # and without thinking, DeepSeek-V3/R1-0528, Llama-4, Gemma-3, Phi-4, Magistral, GPT-4.1/5, o3,
 # Claude-4, Gemini-2.5, Kimi-K2, GLM-4.5, RL policies, harness formats, ten languages), then base
 # models continuing a few-shot prompt, small instruct models and mid-size chat models; 64 commit
-# to none. Read before this session's rules: 187/200, with 5 letters where none was committed.
+# to none. Read before this session's rules: 187/200, with 5 letters where none was committed
+# and one wrong letter.
 _STYLES_FIXTURE_4 = Path(__file__).parents[1] / "fixtures" / "answer_styles_4.jsonl"
 _KNOWN_MISSES_4 = {
     105: "'So the final answer is option 3: 30.': an option named by its number, not its letter",
     121: "a value with no answer cue ('the stone hits the water with a speed of approximately 14 "
     "m/s'), then a note that names another option's value",
+    167: "'So the required minimum diameter is about 50 mm (C).': a stray letter after its option's "
+    "text is read only with a link or cue (it is as often a mention: 'We can discard 20 mm (A).')",
     168: "'I'm not confident in (C) anymore': doubt about the letter, then no pick; read as C",
+    194: "'the answer is the Treaty of Versailles, signed on June 28, 1919.': a remark after a comma "
+    "is not cut off (after a comma come contrasts and hedges as often)",
 }
 
 

@@ -137,11 +137,17 @@ TREATIES = {"A": "Treaty of Brest-Litovsk", "B": "Treaty of Versailles", "C": "T
     ("value", "options", "letters"),
     [
         ("S phase (the synthesis phase of interphase)", PHASES, ["B"]),
-        ("the Treaty of Versailles, signed on June 28, 1919", TREATIES, ["B"]),
+        # a remark that doubts, hedges or withdraws is no remark on an answer
+        ("S phase (probably not)", PHASES, []),
+        ("S phase (just kidding)", PHASES, []),
+        ("S phase (if the question meant bacteria)", PHASES, []),
+        ("S phase (the one G1 precedes)", PHASES, []),  # another option's words, short ones too
         # a remark that names another option, or uses its words, is not read as a remark
         ("S phase (or G2 phase)", PHASES, []),
         ("S phase (not M phase)", PHASES, []),
-        ("Treaty of Versailles, or maybe Trianon", TREATIES, []),
+        ("Treaty of Versailles (or maybe Trianon)", TREATIES, []),
+        # only a bracketed remark: after a comma comes a contrast or a hedge as often
+        ("the Treaty of Versailles, signed on June 28, 1919", TREATIES, []),
         # a number's remark may be its unit: it is compared as a value ("12" states 12 N too)
         ("12 (in newtons)", {"A": "12 N", "B": "12"}, []),
     ],

@@ -61,9 +61,10 @@ StatementKind: TypeAlias = Literal[
     "unreadable",  # a labelled statement whose payload is no usable letter (see ``failure``)
     "other_question",  # where text about another question starts: a new "Question:", a recap
 ]
-# Where a candidate comes from: a labelled statement, a first-person pick, or an evaluation of an
-# option ("(C) is correct", "So, C."), which the policy treats more warily.
-Origin: TypeAlias = Literal["labelled", "pick", "evaluation"]
+# Where a candidate comes from: a labelled statement, a first-person pick, an evaluation of an
+# option ("(C) is correct", "So, C."), which the policy treats more warily, or a first-person
+# withdrawal of a letter ("So I withdraw (B).").
+Origin: TypeAlias = Literal["labelled", "pick", "evaluation", "withdrawal"]
 
 
 class Candidate(NamedTuple):

@@ -304,14 +304,20 @@ _RETRACT_STARTS: Final = "*_)iIwWaAsS"
 _MATHY_STARTS: Final = "=<>^+/*_-.'$\\"
 
 
-def _closes_emphasis(text: str, position: int, after: int) -> bool:
-    """The ``*``/``_`` run at ``after`` closes the one right before ``position``: "**D**(400 kPa)"
-    is a bold D before its value, not "D**(...)", a power."""
-    end = after
-    while end < len(text) and text[end] in "*_":
+def _bold_letter_cited(text: str, p: int, n: int, citations: OptionWords) -> PayloadReading | None:
+    """"**D**(400 kPa)": a bold letter, then its own option's text in brackets, which the letter
+    reader takes for "D**(...)", a power; "**E**(X) = 3.5" is a function's value, not E."""
+    letter = text[p] if p < n else ""
+    if not ("A" <= letter <= "Z") or letter not in citations:
+        return None
+    end = p + 1
+    while end < n and text[end] in "*_":
         end += 1
-    run = text[after:end]
-    return bool(run) and text[max(0, position - len(run)) : position] == run
+    run = text[p + 1 : end]
+    if not run or text[max(0, p - len(run)) : p] != run or text[end : end + 1] != "(":
+        return None
+    cited = citation_after(text, p + 1, letter, citations)
+    return None if cited == -1 else PayloadReading("letter", (letter,), cited, cited=True)
 
 
 def _may_start(char: str, starts: str) -> bool:
@@ -363,7 +369,6 @@ def letter_token(text: str, position: int, limit: int, *, strict_end: bool) -> t
             and _may_start(text[after], _MATHY_STARTS)
             and not text.startswith("</", after)  # "<b>A</b>": a closing tag, not "A < B"
             and _MATHY_AFTER.match(text, after, limit)
-            and not _closes_emphasis(text, position, after)
         ):
             return None
         if letter.islower() and (strict_end or not _LOWER_END.match(text, after, limit)):
@@ -584,6 +589,8 @@ def _read_from(
             return PayloadReading("letter", (citation.letter,), citation.end, cited=True)
     if token is None and citations and (cited_label := _cited_part_label(text, p, n, citations)) is not None:
         return cited_label
+    if token is None and citations and (bold := _bold_letter_cited(text, p, n, citations)) is not None:
+        return bold
     if token is None or (citations and token[1] not in citations and not (token[2] or token[3]) and _WORD_AFTER.match(text, token[0], n)):
         # No letter, or a capital no option has that opens words: "S phase (the synthesis
         # phase)" is a value, an option's text maybe, not option S.

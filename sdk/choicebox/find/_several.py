@@ -67,10 +67,12 @@ _CASE_WORDS: Final = r"(?i:(?:only[ \t]++)?(?:if|when|unless|provided|assuming))
 _CONDITION_NEXT: Final = re.compile(rf"[*_)\]]*+[ \t,]*+{_CASE_WORDS}")
 # Another case's letter in the same sentence, under its own condition: "(D) if ...", "**B**
 # otherwise", "...; C if ..." ("not (D)", "option D's derivation" name no other case; a bare
-# letter counts only where a clause opens).
+# letter counts only after a semicolon or "but" ("..., or A if we mean Gaul, but the question
+# means today" settles it), never "I", the pronoun, nor under a counterfactual: "; A if it were
+# incompressible, which no gas is").
 _ALTERNATIVE: Final = re.compile(
     r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\)?|"
-    r"(?:[;,][ \t]*+|\b(?i:but|or|and)[ \t]++)(?:(?i:and|but|or)[ \t]++)?([A-Z])(?=[ \t]))"
+    r"(?:;[ \t]*+(?:(?i:and|but|or)[ \t]++)?|\b(?i:but)[ \t]++)([A-HJ-Z])(?=[ \t]++(?!(?i:if[ \t]++\w++[ \t]++were)\b)))"
     rf"(?=[*_ \t,]*+(?:{_CASE_WORDS}|(?i:otherwise|in[ \t]++the[ \t]++other)\b))"
 )
 # The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".

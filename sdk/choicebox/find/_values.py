@@ -220,13 +220,36 @@ def same_value(value: str, option: str, question: str = "") -> bool:
     return _states(_facts(value), _facts(option), question_units(question))
 
 
-# A remark closing a value, in brackets or after a comma: "S phase (the synthesis phase of
-# interphase)", "the Treaty of Versailles, signed on June 28, 1919".
-_TRAILING_REMARK: Final = re.compile(r"[ \t]*+(?:\([^()\n]{3,120}\)|,[ \t]++[^\n]{3,120}?)[ \t.]*+$")
-
-
+# A remark in brackets closing a value: "S phase (the synthesis phase of interphase)".
+_TRAILING_REMARK: Final = re.compile(r"[ \t]*+\([^()\n]{3,120}\)[ \t.]*+$")
 _ARTICLE: Final = re.compile(r"(?i:the|an?)[ \t]++")
-_WORD: Final = re.compile(r"\w{3,}")
+_WORD: Final = re.compile(r"\w{2,}")
+# Words that make a remark doubt, deny, hedge or withdraw what it follows: "(or G1 phase)",
+# "(probably not)", "(just kidding)", "(if the question meant ...)", "(wrongly)".
+_DOUBTING: Final = re.compile(
+    r"(?i:\b(?:or|not|no|nor|never|maybe|perhaps|possibly|probably|likely|unlikely|if|unless|but|though|"
+    r"although|except|kidding|joking|wrong\w*|incorrect\w*|false|mistake\w*|unsure|doubt\w*|either|"
+    r"else|otherwise|instead|rather|wait|actually|hmm)\b|n't\b|\?)"
+)
+
+
+def _remarked(value: str, options: Mapping[str, str]) -> list[str]:
+    """"S phase (the synthesis phase of interphase)": one option's text, then a remark on it in
+    brackets that neither doubts it nor uses another option's words ("S phase (or G2 phase)",
+    "(probably not)", "(just kidding)", "(the one G1 precedes)"); the text holds no number (a
+    number's remark may be its unit, "12 (in newtons)": numbers are compared as values)."""
+    remark = _TRAILING_REMARK.search(value)
+    if remark is None or remark.start() == 0 or _DOUBTING.search(remark.group()):
+        return []
+    bare = _ARTICLE.sub("", value[: remark.start()].strip(), count=1)
+    if any(c.isdigit() for c in bare):
+        return []
+    named = [letter for letter, text in options.items() if norm_text(text) == norm_text(bare)]
+    if len(named) != 1:
+        return []
+    own = set(_WORD.findall(options[named[0]].casefold()))
+    others = {w for letter, text in options.items() if letter != named[0] for w in _WORD.findall(text.casefold())}
+    return [] if set(_WORD.findall(remark.group().casefold())) & (others - own) else named
 
 
 def value_letters(value: str, options: Mapping[str, str], question: str = "") -> list[str]:
@@ -241,20 +264,9 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
     ]
     if exact:
         return exact
-    remark = _TRAILING_REMARK.search(value)
-    if remark is not None and remark.start() > 0 and not any(c.isdigit() for c in value[: remark.start()]):
-        # "S phase (the synthesis phase of interphase)": an option's text, then a remark on it
-        # that names no other option ("S phase (or G2 phase)", "Paris, not London" name two). A number's remark may
-        # be its unit ("12 (in newtons)"): numbers are compared as quantities, below.
-        bare = _ARTICLE.sub("", value[: remark.start()].strip(), count=1)
-        named = [letter for letter, text in options.items() if norm_text(text) == norm_text(bare)]
-        if len(named) == 1:
-            said = remark.group().casefold()
-            own = set(_WORD.findall(options[named[0]].casefold()))
-            others = [text.casefold() for letter, text in options.items() if letter != named[0]]
-            words = {w for text in others for w in _WORD.findall(text)} - own
-            if not set(_WORD.findall(said)) & words and not any(text in said for text in others):
-                return named
+    remarked = _remarked(value, options)
+    if remarked:
+        return remarked
     facts = _facts(value)
     if facts.whole.quantity is None and not facts.items and facts.whole.text == wanted:
         return []  # no number, no list, no statement label: the text compared was all there is

@@ -9,9 +9,7 @@ conveniences that keep the lists short:
 * a word ending in ``?`` may be left out (``all? the answers``);
 * a word ending in ``*`` matches any word it starts (``recalculat*``: "recalculate", "recalculating"),
   and ``*`` alone any one word (``most *``: "most likely", "most accurate");
-* ``...`` stands for up to 120 characters of one sentence (``we refer to ... for help.``);
-* a comma after a word stands for any pause mark there (``wait, no``: "wait, no", "wait — no",
-  "wait... no", "wait; no"), with or without blanks after it.
+* ``...`` stands for up to 120 characters of one sentence (``we refer to ... for help.``).
 
 Every other character is literal; a typographic apostrophe matches a straight one. The longest
 entries are tried first, so "most likely" wins over "likely".
@@ -153,26 +151,17 @@ def occurrences(text: str, word: str, start: int = 0, stop: int | None = None) -
     return found
 
 
-# What a comma in an entry stands for: a pause, however the response marks it.
-_PAUSE: Final = r"[ \t]*+(?:[,;—–…]|-{1,2}|\.{3})"
-
-
 def _entry(entry: str) -> str:
     pattern = ""
     gap = False  # whether the next word needs blanks before it
-    paused = False  # whether the word before ended in a pause, after which blanks may be left out
     for word in entry.split():
         optional = word.endswith("?") and len(word) > 1
-        core = word[:-1] if optional else word
-        pause = core.endswith(",") and len(core) > 1
-        piece = _word(core[:-1]) + _PAUSE if pause else _word(core)
-        blanks = r"\s*+" if paused else r"\s++"
+        piece = _word(word[:-1] if optional else word)
         if optional:
-            pattern += rf"(?:{blanks}{piece})?" if gap else rf"(?:{piece}\s++)?"
+            pattern += rf"(?:\s++{piece})?" if gap else rf"(?:{piece}\s++)?"
         else:
-            pattern += (blanks if gap else "") + piece
+            pattern += (r"\s++" if gap else "") + piece
             gap = True
-        paused = pause
     return pattern
 
 

@@ -68,8 +68,7 @@ class StrayLetter(PicksOne):
     The sentence must hold none of the ``negations`` ("not", "incorrect", "ruling out") and no
     other bracketed letter; and a ``link`` word must stand just before the letter ("is", "of",
     "supports", ":"), or a ``cue`` in the sentence ("answer", "best"), or the option's own words
-    in the eight words before it, or its whole text right before it ("about 50 mm (C)"). A
-    negated letter is reported as a ``mention``.
+    in the eight words before it. A negated letter is reported as a ``mention``.
     """
 
     negations: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
@@ -162,15 +161,11 @@ class StrayLetter(PicksOne):
             if len(listed) >= 3 or (match["L3"] and listed):
                 continue  # "one letter: A, B, C or D": the options listed, not a choice
             before = text[sentence_start : match.start()]
-            words = before.split()
-            own = context.options.get(letter, "")  # "" for a letter that is no option
             if not (
                 self._link.search(before)
                 or match["L1"]
                 or self._cue.search(sentence)
-                or features.echoes(" ".join(words[-8:]), letter)
-                # "... is about 50 mm (C).": the option's own text right before its letter
-                or (own and features.echoes(" ".join(words[-len(own.split()) :]), letter))
+                or features.echoes(" ".join(before.split()[-8:]), letter)
             ):
                 continue  # "homozygous for the normal gene (D)": a symbol, not a choice
             found.append(

@@ -21,6 +21,7 @@ import attrs
 from choicebox.find._payload import fills_line, lists_beside, read_at
 
 from ._api import Candidate, Context, Extraction, register_step_kind
+from ._features import words_of
 
 __all__ = ["PayloadLine"]
 
@@ -38,11 +39,17 @@ class PayloadLine:
     them may hold an option's text alone, no letter (``[first]``: a closing line that only
     repeats an option's text is a fallback's to read, after every statement that names a letter);
     ``max_length`` is the longest line looked at (a line is a payload, not a paragraph).
+    ``leads`` also reads a letter that opens the first line, its reason after a dash ("**C** —
+    the cycle oxidizes acetyl-CoA ...", however long the line), unless the reason judges or
+    denies ("**A** — incorrect", "... not ..."), the line names another option the same way, or
+    a later line opens like it (a review, one option a line; "**I.** ..." then "**II.** ...").
+    It is weak evidence: a mode reads it as a fallback (``when: no_commitment``).
     """
 
     lines: tuple[Where, ...] = ("first", "last")
     text_lines: tuple[Where, ...] = ("first",)
     max_length: int = 200
+    leads: bool = False
 
     def __call__(self, context: Context) -> Extraction | None:
         return None  # it weighs in only under a policy that reads every statement
@@ -53,8 +60,12 @@ class PayloadLine:
         # The last line of the part a policy kept (the whole text, but for a fallback, the text
         # before another question).
         first, last = _line(text, first=True), _line(text, first=False, end=context.window[1])
-        if first is None or last is None or first == last:
-            return []  # an empty or one-line output: the whole output's own kinds read it
+        if first is None or last is None:
+            return []
+        if first == last:
+            # A one-line output is the whole output's own kinds' to read, but for its lead.
+            lead = _lead(context, text, *first) if self.leads and "first" in self.lines else None
+            return [] if lead is None else [lead]
         for where in self.lines:
             if where == "after_rule":
                 candidate = self._after_rule(context, text, first, last)
@@ -64,9 +75,11 @@ class PayloadLine:
             start, end = first if where == "first" else last
             if found and found[-1].start == start:
                 continue
-            if end - start > self.max_length and not (where == "first" and _LEAD.match(text, start, end)):
-                continue  # a paragraph, unless it opens with the answer and goes on with its reason
-            candidate = self._read(context, text, start, end, where, texts=where in self.text_lines)
+            candidate = None
+            if end - start <= self.max_length:  # a payload, not a paragraph
+                candidate = self._read(context, text, start, end, where, texts=where in self.text_lines)
+            if candidate is None and self.leads and where == "first":
+                candidate = _lead(context, text, start, end)
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -102,19 +115,9 @@ class PayloadLine:
             if reading.kind == "letter" and reading.cited and fills_line(text, reading.end, end):
                 letter = reading.letters[0]  # "**D. Stack**", "(D) Treaty of Versailles"
         lone = _LONE.fullmatch(text, start, end) if letter is None and where == "first" else None
-        lead = _LEAD.match(text, start, end) if letter is None and lone is None and where == "first" else None
         if lone is not None:
             # "**B**", "(B)", "B." (a lone letter on the last line is ``standalone_letter``'s)
             letter = lone["a"] or lone["b"] or lone["c"]
-        elif (
-            lead is not None
-            and not _JUDGED_WRONG.match(text, lead.end(), end)
-            and not _leads_again(context, text, end)
-        ):
-            # "**C** — the cycle oxidizes acetyl-CoA ...": the answer first, its reason after a
-            # dash ("**A** — incorrect, ..." judges A and commits to nothing).
-            letter = lead["a"] or lead["b"] or lead["c"] or lead["d"]
-            how = f"{how}, its reason after it"
         elif (
             letter is None and texts and end - start <= 2 * max(map(len, context.options.values()), default=0) + 16
             and (where == "first" or _PARAGRAPH_BREAK.search(text, max(0, start - 32), start))
@@ -142,18 +145,23 @@ _RULE: Final = re.compile(r"(?m)^[ \t]*+(?:-{3,}|\*{3,}|_{3,})[ \t]*+$")
 _MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[A-Z](?![\w'’])")
 # A blank line, then the line that starts where the match must end.
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t\r]*\n[ \t]*\Z")
-# A decorated letter opening its line, then a dash and the reason: "**C** — ...", "(B) – ...",
-# "**D.** ...", "C — ..." (a bare letter needs the dash: "C. Rome" restates an option).
+# A bold letter opening its line, then a dash and the reason: "**C** — ...", "**(B)** – ..." (a
+# bare "F — the net force" or "A - T pairs" is a symbol; "**A.** Identify ..." a step's heading).
 _LEAD: Final = re.compile(
-    r"[*_ \t]*?(?:(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z])[.):]?)[ \t]*+(?:\*\*|__)(?:[ \t]*+(?:[—–:]|-{1,2}))?"
-    r"|\((?P<c>[A-Z])\)[ \t]*+(?:[—–:]|-{1,2})|(?P<d>[A-Z])[ \t]++(?:[—–]|-{1,2}))[ \t]++(?=\w)"
+    r"[ \t]*+(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z]))[ \t]*+(?:\*\*|__)[ \t]*+(?:[—–]|--)[ \t]++(?=\w)"
 )
 # Where a line opens like that for any letter: a review of the options, one a line.
 _LEADS: Final = re.compile(rf"(?m)^{_LEAD.pattern}")
-# A reason that opens by judging the letter wrong: "**A** — incorrect, ...".
-_JUDGED_WRONG: Final = re.compile(
-    r"(?i:in?correct|wrong|false|not\b|no\b|never|unlikely|invalid|eliminat|ruled?\s++out|excluded)"
+# A reason that judges or denies: "**A** — incorrect, ...", "... the UK's capital, not Italy's".
+_DENIES: Final = re.compile(
+    r"(?i:\b(?:in?correct|wrong|false|not|no|never|unlikely|invalid|eliminat\w*|ruled?\s++out|excluded|"
+    r"isn't|aren't|doesn't|don't|cannot|can't|unsure|maybe|perhaps|possibly|either|or|hmm|check|"
+    r"recap|distractor|tempting|trap)\b|n't\b)"
 )
+# A later line that opens with a letter and a mark, as a listing of options does: "- B: London".
+_LISTED: Final = re.compile(r"(?m)^[ \t>*_-]*+\(?[A-Z]\)?[*_]*+[ \t]*+[.):—–-][ \t]")
+# A line that opens with the roman numeral II: "**I.** Convert ..." was a step, not option I.
+_ROMAN_TWO: Final = re.compile(r"(?m)^[ \t>#*_(]*+II\b")
 # A letter alone on its line, closed if bracketed: "**B**", "(B)", "[B]", "B.", "B)" ("[I_" of a
 # formula cut off, "A word" and "I_2" are no payload).
 _LONE: Final = re.compile(
@@ -161,11 +169,37 @@ _LONE: Final = re.compile(
 )
 
 
+def _lead(context: Context, text: str, start: int, end: int) -> Candidate | None:
+    """The letter opening the line ``text[start:end]``, its reason after a dash (see ``leads``)."""
+    lead = _LEAD.match(text, start, end)
+    if lead is None:
+        return None
+    letter = lead["a"] or lead["b"]
+    features = context.features
+    option_words = features.option_words()
+    if letter not in context.options:
+        return None
+    others = frozenset().union(*(words for other, words in option_words.items() if other != letter))
+    if (
+        # its reason speaks of its option: a word of that option's text that no other option has
+        not words_of(text[lead.end() : end]) & (option_words[letter] - others)
+        or _DENIES.search(text, lead.end(), end)  # "**A** — incorrect, ...", "... not Italy's"
+        or _LISTED.search(text, end, context.window[1]) is not None  # the options listed, one a line
+        or _leads_again(context, text, end)
+        or (letter == "I" and _ROMAN_TWO.search(text, end, context.window[1]))  # "**I** — ..." then "**II**"
+    ):
+        return None
+    return context.candidate(
+        "commitment", start, lead.end(), (letter,), how="a letter opening the first line, its reason after it",
+        origin="evaluation", layout="opening the first line", payload="letter",
+    )  # fmt: skip
+
+
 def _leads_again(context: Context, text: str, end: int) -> bool:
     """A later line, before any text about other questions, opens with an option's letter and its
     reason too: the options reviewed one a line ("**A** — ...", "**B** — ...")."""
     for lead in _LEADS.finditer(text, end, context.window[1]):
-        if (lead["a"] or lead["b"] or lead["c"] or lead["d"]) in context.options:
+        if (lead["a"] or lead["b"]) in context.options:
             return True
     return False
 

@@ -188,7 +188,10 @@ class AnswerStatement(PicksOne):
     "the correct option is B", "the answer to (a) is (C)", ``{"answer": "D"}``.
 
     ``nouns`` always open a statement; ``qualified_nouns`` ("option", "choice") only after one
-    of the ``qualifiers`` ("the correct option is"), since "one option is (C)" is a mention.
+    of the ``qualifiers`` ("the correct option is"), since "one option is (C)" is a mention;
+    ``label_nouns`` ("ans") only before a colon, as a label ("Ans: C"), and never in capitals
+    ("the ANS is ...": an acronym). A noun right after one of the ``mentions`` ("the wrong
+    answer is", "a tempting answer is") names an answer the response does not give.
     ``final_qualifiers`` ("final", "overall") make it an explicit final marker. ``links`` are
     the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too. A
     conditional link ("would be") in a sentence that opens with one of the ``conditions`` ("if",
@@ -202,6 +205,8 @@ class AnswerStatement(PicksOne):
 
     nouns: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     qualified_nouns: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    label_nouns: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    mentions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     qualifiers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
@@ -216,10 +221,12 @@ class AnswerStatement(PicksOne):
     _rest: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
     _qualifier_ends: frozenset[str] | None = attrs.field(init=False, repr=False, eq=False)
+    _mentions: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         qualifier = alternation(self.qualifiers)
         set_ = functools.partial(object.__setattr__, self)
+        set_("_mentions", frozenset(self.mentions))
         set_("_qualifier_before", re.compile(rf"{qualifier}\s++(?:{qualifier}\s++)?$"))
         set_("_final", re.compile(alternation(self.final_qualifiers)))
         links = alternation(self.links)
@@ -257,7 +264,7 @@ class AnswerStatement(PicksOne):
         text = context.folded
         citations = context.features.citations()
         found: list[Candidate] = []
-        for head, qualifier, noun_is_primary, rest in self._statements(low, len(text)):
+        for head, qualifier, noun_is_primary, rest in self._statements(low, text):
             link = rest.group("link").strip(" \t\r\n*_\"'”")  # "**Final Answer** -" links by its dash
             if link == "]" and (head == 0 or low[head - 1] != "["):
                 continue  # "the answer] B": a bracket closes only the label it opened
@@ -308,17 +315,24 @@ class AnswerStatement(PicksOne):
             found.append(candidate)
         return _one_object_one_answer(context, low, found)
 
-    def _statements(self, low: str, n: int) -> list[tuple[int, str, bool, re.Match[str]]]:
+    def _statements(self, low: str, text: str) -> list[tuple[int, str, bool, re.Match[str]]]:
         """(head, qualifier, primary noun, link match) of each answer noun that opens a statement."""
         out = []
+        n = len(text)
         nouns = [(a, noun, True) for noun in self.nouns for a in occurrences(low, noun)]
         nouns += [(a, noun, False) for noun in self.qualified_nouns for a in occurrences(low, noun)]
-        if len(self.nouns) + len(self.qualified_nouns) > 1:
+        labels = [(a, noun, True) for noun in self.label_nouns for a in occurrences(low, noun)]
+        # A label noun counts before a colon only, and not in capitals ("the ANS is": an acronym).
+        nouns += [(a, noun, p) for a, noun, p in labels if _LABEL_COLON.match(low, a + len(noun)) and not text[a : a + len(noun)].isupper()]
+        if len(self.nouns) + len(self.qualified_nouns) + len(self.label_nouns) > 1:
             nouns.sort()
         for a, noun, is_primary in nouns:
             z = a + len(noun)
             if a > 0 and low[a - 1].isalpha():
                 continue
+            before = low[max(0, a - 24) : a].split()[-1:] if self._mentions else ()
+            if before and before[0].strip("*_") in self._mentions:
+                continue  # "the wrong answer is M phase": an answer named, not given
             if z < n and low[z] == "s":
                 z += 1
             if z < n and (low[z].isalpha() if is_primary else low[z].isalnum()):
@@ -591,6 +605,15 @@ class FirstPersonPick(PicksOne):
         condition = self._condition.search(text, opening, match.start())
         return condition is not None and not _FORCED_CHOICE.match(text, condition.start(), match.start())
 
+    def _withdraws(self, text: str, match: re.Match[str], end: int) -> bool:
+        """A withdrawal said, not asked, supposed or quoted: "I" withdraws, the letter closes its
+        sentence ("So I withdraw (B)."; not "Should I retract (C)?", "we withdraw D from the
+        manifold", "If I were wrong, I would withdraw (B)", 'a student said "I take back C"')."""
+        if match["who"] != "i" or self._supposed(text, match) or not _CLOSES_SENTENCE.match(text, end):
+            return False
+        opening = sentence_opening(text, match.start())
+        return not any(quote in text[opening : match.start()] for quote in _QUOTES)
+
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
         if low is None or not (context.has_letter() or _may_give_option_text(context, low)):
@@ -601,11 +624,11 @@ class FirstPersonPick(PicksOne):
         for match in self._matches(low):
             reading = read_at(text, match.end(), min(len(text), match.end() + 80), citations=citations)
             if match.re is self._pattern and match["withdraw"] is not None:
-                if reading.kind == "letter" and not self._supposed(text, match):
+                if reading.kind == "letter" and self._withdraws(text, match, reading.end):
                     found.append(
                         context.candidate(
                             "retraction", match.start(), reading.end, reading.letters, how="a first-person withdrawal",
-                            origin="pick", cue=text[match.start() : match.end()].strip(), payload=reading.form,
+                            origin="withdrawal", cue=text[match.start() : match.end()].strip(), payload=reading.form,
                         )
                     )  # fmt: skip
                 continue
@@ -625,6 +648,13 @@ class FirstPersonPick(PicksOne):
                 continue  # "the best is A good ...": only a letter closing its clause
             found.append(candidate)
         return found
+
+
+# The colon after a label noun: "Ans: C", "**Ans.:** C", "ans :" (not "ans is", "ans =").
+_LABEL_COLON: Final = re.compile(r"\.?[*_]*+[ \t]*+[:：]")
+# A letter that closes its sentence, which says and does not ask: "(B).", "B;", "B" at the end.
+_CLOSES_SENTENCE: Final = re.compile(r"[)\]*_]*+[ \t]*+(?:[.!;](?![^\n.!;]*?\?)|\n|$)")
+_QUOTES: Final = ('"', "“", "„", "«", "「")
 
 
 # --- "So, B." ------------------------------------------------------------------------------------

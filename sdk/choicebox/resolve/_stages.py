@@ -151,11 +151,19 @@ def final_marker(policy: Vocabulary, s: Settling) -> Decision | None:
 @_stage("correction")
 def correction(policy: Vocabulary, s: Settling) -> Decision | None:
     """A correction ("(D) is incorrect") withdraws the earlier commitments to its letter (rule 1);
-    with every commitment withdrawn, none is left (rule 8)."""
+    with every commitment withdrawn, none is left (rule 8). A withdrawal in the first person of
+    the letter last committed to ("So I withdraw (B).") withdraws every commitment before it: the
+    response then commits to nothing it said before, and no earlier letter is fallen back on."""
     live: list[Candidate] = []
     for candidate in s.live:
         if candidate.kind != "retraction":
             live.append(candidate)
+            continue
+        committed = [x for x in live if x.kind == "commitment"]
+        if candidate.origin == "withdrawal" and committed and committed[-1].letters == candidate.letters:
+            s.fates.mark(committed, "retracted", "withdrawn in the first person")
+            s.fates.mark((candidate,), "ignored", "a withdrawal")
+            live = [x for x in live if x.kind != "commitment"]
             continue
         withdrawn = [x for x in live if x.kind == "commitment" and x.letters == candidate.letters]
         s.fates.mark(withdrawn, "retracted", "withdrawn by a later correction")
@@ -246,14 +254,17 @@ _IN_TURN: Final = 3
 
 @_stage("in_turn")
 def in_turn(policy: Vocabulary, s: Settling) -> Decision | None:
-    """Options called the answer one after another, in their order ("A. Tesla is the correct
-    answer. ... B. Weber is the correct answer. ... C. ..."), with reasoning between, are a review
-    of the options, not a revision: no later one concludes the earlier (rules 2 and 6). A
-    correction cue between two of them ("wait", "reconsider") makes them revisions again."""
+    """Options restated one a line, in their order, each called the answer ("A. Tesla is the
+    correct answer. <why>\nB. Weber is the correct answer. <why>\nC. ..."), three or more, are a
+    review of the options, not revisions: no later one concludes the earlier (rules 2 and 6). A
+    correction cue between two of them ("wait", "reconsider") makes them revisions again; answers
+    that do not open their line with their option ("Rough estimate: (B). Refining: (C).
+    Exactly: (D).") are refinements, for ``revision``."""
     last = s.last
     if last.kind != "commitment" or last.final:
         return None
-    order = list(s.context.options)
+    options = s.context.options
+    order = list(options)
     tail: list[Candidate] = []
     for candidate in reversed(s.live):
         if candidate.kind != "commitment":
@@ -261,8 +272,10 @@ def in_turn(policy: Vocabulary, s: Settling) -> Decision | None:
         letter = candidate.letters[0]
         if tail and (letter not in order or order.index(letter) != order.index(tail[-1].letters[0]) - 1):
             break
-        if not tail and letter not in order:
-            return None
+        if letter not in order or not _restates(s.text, candidate.start, letter, options[letter]):
+            break
+        if _ASKED.match(s.text, candidate.end):
+            return None  # "A. Paris is the correct answer? ...": options checked, not called the answer
         if tail and policy._correction.search(s.text, candidate.end, tail[-1].start):
             break
         tail.append(candidate)
@@ -272,6 +285,22 @@ def in_turn(policy: Vocabulary, s: Settling) -> Decision | None:
     s.fates.mark(tail, "conflicting", "options called the answer one after another")
     listed = ", ".join(c.letters[0] for c in tail)
     return _failure("conflicting", f"options called the answer one after another ({listed}), none concluded"), None
+
+
+# A statement whose sentence ends in a question mark: it asks ("... is the correct answer?").
+_ASKED: Final = re.compile(r"[^.!?\n]*+\?")
+# A line's opening as a restated option: markup, the letter, its mark ("A.", "(A)", "**A)**").
+_OPTION_OPENING: Final = re.compile(r"[ \t>#*_-]*+\(?([A-Z])\)?[.):]?[*_]*+[ \t]*+")
+
+
+def _restates(text: str, position: int, letter: str, option: str) -> bool:
+    """The line that holds ``position`` opens with ``letter`` and its option's own text."""
+    start = text.rfind("\n", 0, position) + 1
+    opening = _OPTION_OPENING.match(text, start)
+    if opening is None or opening[1] != letter:
+        return False
+    own = option.strip().casefold()
+    return bool(own) and text[opening.end() : opening.end() + len(own)].casefold() == own
 
 
 # How far before a part's answer its part marker may stand: "For part (b), the answer is A".

@@ -258,9 +258,14 @@ def test_one_letter_under_a_condition_alone_is_read(statement: Built) -> None:
     assert statement.outcome("The answer is (B), assuming ideal behaviour as in option D's derivation.") == ("B", None)
 
 
-@pytest.mark.parametrize(("output", "letter"), [("Ans: C", "C"), ("The ans is (B).", "B"), ("Reasoning.\n\nAns: D", "D")])
-def test_the_short_answer_noun_is_read(output: str, letter: str) -> None:
+@pytest.mark.parametrize(("output", "letter"), [("Ans: C", "C"), ("**Ans:** C", "C"), ("Reasoning.\n\nAns: D", "D")])
+def test_the_short_answer_noun_is_read_as_a_label(output: str, letter: str) -> None:
     assert ROBUST.read(output) == letter
+
+
+@pytest.mark.parametrize("output", ["The ANS is A network of motor neurons.", ">> ans = B", "Ans is D"])
+def test_the_short_answer_noun_is_no_cue_in_prose(output: str) -> None:
+    assert ROBUST.read(output) is None
 
 
 def test_a_bold_letter_before_its_bracketed_value_is_the_letter() -> None:
@@ -301,6 +306,19 @@ def test_parameter_nouns_open_a_statement(tmp_path: Path, statement: Built) -> N
 def test_parameter_qualified_nouns_open_a_statement_after_a_qualifier(tmp_path: Path, statement: Built) -> None:
     assert statement.read("The correct choice is C") == "C"
     assert _step(tmp_path, qualified_nouns=["option"]).read("The correct choice is C") is None
+
+
+def test_parameter_label_nouns_open_a_statement_before_a_colon_only(tmp_path: Path, statement: Built) -> None:
+    assert statement.read("Ans: C") == "C"
+    assert statement.read("The ans is C") is None  # prose
+    assert statement.read("ANS: C") is None  # an acronym, in capitals
+    assert _step(tmp_path, label_nouns=[]).read("Ans: C") is None
+
+
+def test_parameter_mentions_make_the_noun_after_them_name_another_answer(tmp_path: Path, statement: Built) -> None:
+    assert statement.read("The wrong answer is (D).") is None
+    assert statement.read("A common wrong answer is optD.") is None
+    assert _step(tmp_path, mentions=[]).read("The wrong answer is (D).") == "D"
 
 
 def test_parameter_qualifiers_are_what_makes_an_option_noun_an_answer(tmp_path: Path, statement: Built) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rule_files import CONCLUSION, Built, one_kind
+from rule_files import CONCLUSION, ROBUST, Built, one_kind
 
 STRUCTURES = {
     "A": "Light travels slower in glass than in air",
@@ -64,38 +64,57 @@ def test_it_reads_no_answer_from_a_line_that_is_no_lone_payload(line: Built, out
     assert line.outcome(output, options=STRUCTURES) == (None, "no_answer")
 
 
+@pytest.fixture(scope="module")
+def lead(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _step(tmp_path_factory.mktemp("payload_line_leads"), lines=["first"], text_lines=[], leads=True)
+
+
 @pytest.mark.parametrize(
     ("output", "letter"),
     [
         ("**D** — a stack serves the last item pushed first.\n\n- A is about light.", "D"),
-        ("**B.** Behaviour shaped by its consequences is learned.\n\nThe others are not.", "B"),
-        ("(B) – behaviour shaped by its consequences.\n\nMore.", "B"),
-        ("D — a stack serves the last item pushed first.\n\nMore.", "D"),
+        ("**(B)** – operant conditioning shapes behaviour by its consequences.\n\nMore.", "B"),
         # a long first line: the answer opens it, its reason goes on
         ("**D** — " + "a stack serves the last item pushed first, " * 8 + "always.\n\nMore.", "D"),
-        # a practice question of the response's own after it is not a review of these options
-        ("**D** — a stack.\n\n---\n\n**Q:** Which is FIFO?\nA. Queue\nB. Heap\n\n**Answer: A** — a queue.", "D"),
+        ("**D** — a stack serves the last item pushed first.", "D"),  # one line
     ],
 )
-def test_it_reads_the_answer_opening_the_first_line_with_its_reason_after_a_dash(
-    line: Built, output: str, letter: str
+def test_parameter_leads_reads_a_bold_letter_opening_the_first_line_with_its_reason(
+    lead: Built, output: str, letter: str
 ) -> None:
-    assert line.outcome(output, options=STRUCTURES) == (letter, None)
+    assert lead.outcome(output, options=STRUCTURES) == (letter, None)
 
 
 @pytest.mark.parametrize(
     "output",
     [
         "**A** — incorrect, light travels faster in air.\n\nMore.",  # the reason judges it
-        "**A** — wrong medium.\n\nMore.",
-        # every option reviewed one a line, the same way
-        "**A** — about light.\n**B** — about learning.\n**D** — about data.",
-        "**A** — about light.\n\n**B** — about learning.\n\n**D** — about data.",
-        "D. The reason is that it is LIFO.\n\nMore.",  # a bare letter needs the dash
+        "**D** — a stack? Hmm, let me check.\n\nMore.",  # it doubts
+        "**D** — just to recap the question first.\n\nMore.",  # its reason is not about its option
+        "D — a stack serves the last item pushed first.\n\nMore.",  # a bare letter: a symbol maybe
+        "**D.** Identify the stack first.\n\nMore.",  # no dash: a step's heading
+        # every option reviewed one a line
+        "**A** — about light.\n**B** — about learning.\n**D** — about a stack.",
+        "**D** — a stack.\n\n- B: operant conditioning\n- C: sound",  # the options listed after it
     ],
 )
-def test_an_opening_letter_judged_or_one_of_a_review_is_no_answer(line: Built, output: str) -> None:
-    assert line.outcome(output, options=STRUCTURES) == (None, "no_answer")
+def test_parameter_leads_reads_no_letter_judged_doubted_or_one_of_a_review(lead: Built, output: str) -> None:
+    assert lead.outcome(output, options=STRUCTURES) == (None, "no_answer")
+
+
+def test_robust_reads_the_lead_when_nothing_else_commits_before_another_question() -> None:
+    # A practice question of the response's own, after it, is text about another question.
+    output = (
+        "**D** — a stack serves the last item first.\n\n---\n\nHere's a similar practice question:\n\n"
+        "**Q:** Which is FIFO?\nA. Queue\nB. Heap\n\n**Answer: A** — a queue."
+    )
+    assert ROBUST.read(output, options=STRUCTURES) == "D"
+    # and a later answer outweighs it
+    assert ROBUST.read("**D** — a stack serves the last item first.\n\nSo the answer is (B).", options=STRUCTURES) == "B"
+
+
+def test_without_leads_a_letter_opening_a_long_first_line_is_not_read(line: Built) -> None:
+    assert line.read("**D** — a stack serves the last item pushed first.\n\nMore.", options=STRUCTURES) is None
 
 
 def test_it_finds_nothing_under_first_step(tmp_path: Path) -> None:

@@ -36,8 +36,6 @@ def stray(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("It is 14.5 GHz, which corresponds to option **B**.", "B"),  # a letter in bold
         # A premise restated ("if ... has"), past the points of its numbers, supposes nothing.
         ("So, if one strand has a ratio of 0.2, the other has 0.8, which is (B).", "B"),
-        # the option's whole text right before its letter, after a hedge word
-        ("So the required minimum diameter is about optC (C).", "C"),
     ],
 )
 def test_it_reads_a_letter_closing_a_sentence_as_a_choice(stray: Built, output: str, letter: str) -> None:

@@ -1,7 +1,8 @@
-"""The ``in_turn`` stage of the ``conclusion`` policy (``choicebox.resolve._stages``): options called
-the answer one after another, in their order, three or more, are a review of the options (rules 2
-and 6), not a chain of revisions ending at the last one; a correction cue between two of them makes
-them revisions again.
+"""The ``in_turn`` stage of the ``conclusion`` policy (``choicebox.resolve._stages``): options
+restated one a line, in their order, each called the answer, three or more, are a review of the
+options (rules 2 and 6), not a chain of revisions ending at the last one; a correction cue between
+two of them makes them revisions again, and answers that do not open their line with their option
+are refinements.
 
 Each case is read by ``robust`` as shipped, and by ``robust`` with this one stage taken out of its
 ``stages:`` list, every other rule as shipped."""
@@ -36,14 +37,12 @@ def test_in_turn_decides_its_case(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "output",
     [
-        # each with its reason, one a line, under an answer cue
-        "The answer is (A) because optA is large and well known in the world.\n"
-        "The answer is (B) because optB is large and well known in the world.\n"
-        "The answer is (C) because optC is large and well known in the world.",
-        # starting past the first option, in sentences
-        "Option D is the correct answer, as optD fits the data given above. "
-        "Option E is the correct answer, as optE fits the data given above. "
-        "Option F is the correct answer, as optF fits the data given above.",
+        # in bold, each with its reason
+        "**A) optA** is the answer: it is the first.\n**B) optB** is the answer: it is the second.\n"
+        "**C) optC** is the answer: it is the third.",
+        # starting past the first option, with blank lines between
+        "D. optD is correct, as it fits the data given above.\n\nE. optE is correct, as it fits the "
+        "data given above.\n\nF. optF is correct, as it fits the data given above.",
     ],
 )
 def test_options_called_the_answer_in_their_order_commit_to_none(output: str) -> None:
@@ -59,6 +58,12 @@ def test_options_called_the_answer_in_their_order_commit_to_none(output: str) ->
         # two in their order are no review: the later revises the earlier
         ("The answer is (A) because optA is large and well known in the world.\n"
          "On reflection the answer is (B) because optB is larger than optA.", "B"),
+        # answers that do not open their line with their option: refinements, the last counts
+        ("Rough estimate: the answer is (B). Refining with V2 = 0.6 V1: the answer is (C). "
+         "Using the exact V2 = 0.5 V1: the answer is (D).", "D"),
+        # options checked by asking, then the one affirmed
+        ("A. optA is the correct answer? It names the capital of France.\nB. optB is the correct answer? "
+         "It names the capital of Britain.\nC. optC is the correct answer. It names the capital of Italy.", "C"),
         # not in the options' order
         ("The answer is (C) because optC is large and well known in the world.\n"
          "The answer is (A) because optA is large and well known in the world.\n"

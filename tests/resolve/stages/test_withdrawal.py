@@ -47,9 +47,6 @@ WITHDRAWN = [
     "Never mind, I am not sure which one is.",
     "Actually, none of the options is correct.",  # rule 8: it ends saying no option is right
     "None of the options is right.",
-    # a comma of the vocabulary stands for any pause mark
-    "Wait — that's not right.",
-    "Hmm... no, that's wrong.",
 ]
 STATED = ["The answer is (B).", "Answer: B", "\\boxed{B}", "I'd go with B.", "**Final Answer:** (B)", "So, B."]
 
