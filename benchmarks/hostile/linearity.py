@@ -66,6 +66,13 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "criteria": lambda n: "the answer that is " * (n // 19),
     "conditions": lambda n: "The answer is (B) if (C) if " * (n // 28),
     "arrows": lambda n: "The answer is 1 --> B --> " * (n // 26),
+    # this session's kinds: a bold lead on a long first line, restated options each called the
+    # answer, withdrawals, label nouns, remarks in brackets
+    "leads": lambda n: "**C** — " + "the cycle oxidizes acetyl " * (n // 25),
+    "in_turn": lambda n: "".join(f"{x}. opt{x} is the correct answer. Because.\n" for x in "ABCD") * (n // 160),
+    "withdrawals": lambda n: "I withdraw (B) " * (n // 15),
+    "labels": lambda n: "ans: answer: ans " * (n // 17),
+    "remarks": lambda n: "The answer is S phase (" + "synthesis " * (n // 10),
 }
 
 
