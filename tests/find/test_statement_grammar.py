@@ -284,6 +284,17 @@ _KNOWN_MISSES_4 = {
 }
 
 
+# A fifth set, written blind after the fourth's rules and held out while they were narrowed (42
+# families evenly, base models and RL policies, twelve languages; 30 commit to none): 96/100 when
+# first measured, as before those rules; two of its misses are read since (one letter per case).
+_STYLES_FIXTURE_5 = Path(__file__).parents[1] / "fixtures" / "answer_styles_5.jsonl"
+_KNOWN_MISSES_5 = {
+    22: "a closing value in mol/L for an option in M: a unit's other name is not known",
+    30: "'... I don't think I should present (E) as the answer — I'm withdrawing it.' more than "
+    "withdrawal_reach characters after the answer",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -302,7 +313,8 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
     _styles(_STYLES_FIXTURE, _KNOWN_MISSES)
     + _styles(_STYLES_FIXTURE_2, _KNOWN_MISSES_2)
     + _styles(_STYLES_FIXTURE_3, _KNOWN_MISSES_3)
-    + _styles(_STYLES_FIXTURE_4, _KNOWN_MISSES_4),
+    + _styles(_STYLES_FIXTURE_4, _KNOWN_MISSES_4)
+    + _styles(_STYLES_FIXTURE_5, _KNOWN_MISSES_5),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]

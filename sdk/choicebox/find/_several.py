@@ -1,6 +1,7 @@
 """One statement that names several options though its payload reads as one letter: letters
 listed each with a value ("The correct answers are A: 100 MHz, B: 50 kHz"), one letter per
-condition ("(C) if the volume is fixed, but (D) if the pressure is"). ``statements._statement``,
+condition ("(C) if the volume is fixed, but (D) if the pressure is"; "(B) if ..., otherwise
+(A)"), one letter per case ("If ..., the answer is (B); if ..., the answer is (A)"). ``statements._statement``,
 which builds every cue's statement, applies both (rule 4 of the reading rules).
 """
 
@@ -9,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from choicebox.find._payload import CONTRAST
+from choicebox.find._payload import BRACKETED_LETTER, CONTRAST
 
 from ._api import Candidate, Context
 
-__all__ = ["SENTENCE_STOP", "listed_with_values", "one_per_condition", "rest_of_sentence"]
+__all__ = ["SENTENCE_STOP", "listed_with_values", "one_per_case", "one_per_condition", "rest_of_sentence"]
 
 # Where a sentence stops: a full stop that is no decimal point, or a line's end.
 SENTENCE_STOP: Final = re.compile(r"(?<!\d)\.(?!\d)|\.(?=\s)|\n")
@@ -54,11 +55,42 @@ def one_per_condition(context: Context, candidate: Candidate, end: int) -> Candi
         return candidate
     limit = min(len(text), end + 200)
     stop = SENTENCE_STOP.search(text, end, limit)
-    others = [next(g for g in m.groups() if g) for m in _ALTERNATIVE.finditer(text, end, stop.start() if stop else limit)]
+    sentence_end = stop.start() if stop else limit
+    others = [next(g for g in m.groups() if g) for m in _ALTERNATIVE.finditer(text, end, sentence_end)]
+    others += [next(g for g in m.groups() if g) for m in _OTHERWISE.finditer(text, end, sentence_end)]
     letters = tuple(dict.fromkeys((*candidate.letters, *(x for x in others if x in context.options))))
     if len(letters) == 1:
         return candidate
     return candidate._replace(kind="hedge", letters=letters, how=f"{candidate.how} (one letter per condition)")
+
+
+def one_per_case(context: Context, candidate: Candidate, end: int) -> Candidate:
+    """"If the landlord elected, the answer is (B); if he has not, the answer is (A)": an answer
+    in a clause that opens with a condition, in a sentence of two or more such clauses, names the
+    letters of all of them (rule 4); "If we ignore friction, the answer is (B)." stays B."""
+    text = context.folded
+    start = _sentence_start(text, candidate.start)
+    limit = min(len(text), end + 300)
+    stop = SENTENCE_STOP.search(text, end, limit)
+    stop_at = stop.start() if stop else limit
+    cases = [m.end() for m in _CASE_CLAUSE.finditer(text, start, stop_at)]
+    if len(cases) < 2 or not any(at <= candidate.start for at in cases):
+        return candidate
+    if not (_CASE_OPENS.match(text, start, candidate.start) or any(at <= candidate.start for at in cases[1:])):
+        return candidate
+    letters = [m.group(1) for m in BRACKETED_LETTER.finditer(text, start, stop_at)]
+    named = tuple(dict.fromkeys((*candidate.letters, *(x for x in letters if x in context.options))))
+    if len(named) == 1:
+        return candidate
+    return candidate._replace(kind="hedge", letters=named, how=f"{candidate.how} (one letter per case)")
+
+
+def _sentence_start(text: str, position: int) -> int:
+    """Where the sentence holding ``position`` starts: after a full stop (not a decimal point),
+    "!", "?" or a line break, looked for 300 characters back."""
+    reach = max(0, position - 300)
+    starts = [text.rfind(mark, reach, position) for mark in (". ", "! ", "? ", "\n")]
+    return max(max(starts) + 1, reach)
 
 
 # The words that put a letter under a condition: "(C) if ...", "**(A)** when ...".
@@ -74,6 +106,17 @@ _ALTERNATIVE: Final = re.compile(
     r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|\b(?i:option|choice)[ \t]++\(?([A-Z])\)?|"
     r"(?:;[ \t]*+(?:(?i:and|but|or)[ \t]++)?|\b(?i:but)[ \t]++)([A-HJ-Z])(?=[ \t]++(?!(?i:if[ \t]++\w++[ \t]++were)\b)))"
     rf"(?=[*_ \t,]*+(?:{_CASE_WORDS}|(?i:otherwise|in[ \t]++the[ \t]++other)\b))"
+)
+# Another case's letter after "otherwise" or "else": "(B) if the mailbox rule applies, otherwise (A)".
+_OTHERWISE: Final = re.compile(
+    r"\b(?i:otherwise|else)\b[ \t,:]*+(?:(?i:it(?:'s|’s|[ \t]++is)|the[ \t]++answer[ \t]++is)[ \t]++)?"
+    r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|(?i:option|choice)[ \t]++\(?([A-Z])\)?)"
+)
+# A sentence that opens with a condition: "If the landlord elected, ...", "When x > 0, ...".
+_CASE_OPENS: Final = re.compile(r"[\s*_>-]*+(?:(?i:but|and|so)[ \t,]++)?(?i:if|when|unless|assuming|provided)\b")
+# A clause that opens with a condition, at the sentence's start or after "; ", ", but", ...
+_CASE_CLAUSE: Final = re.compile(
+    r"(?:^|(?<=[.!?\n])|[;,])[\s*_>-]*+(?:(?i:but|and|whereas|while|so)[ \t,]++)?(?i:if|when|unless)\b"
 )
 # The mark after a letter that labels a value: "A: 100 MHz", "(B) = 50 kHz".
 _LABEL_MARK: Final = re.compile(r"[)\]]?[*_]*+[ \t]*+:")

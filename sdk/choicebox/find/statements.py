@@ -37,7 +37,7 @@ from ._api import (
     Which,
     register_step_kind,
 )
-from ._several import listed_with_values, one_per_condition, rest_of_sentence
+from ._several import listed_with_values, one_per_case, one_per_condition, rest_of_sentence
 from ._vocab import (
     CLAUSE_ENDS,
     alternation,
@@ -106,6 +106,8 @@ def _statement(
         candidate = listed_with_values(context, candidate, reading.end)
     if candidate.kind == "commitment":
         candidate = one_per_condition(context, candidate, reading.end)
+    if candidate.kind == "commitment":
+        candidate = one_per_case(context, candidate, reading.end)
     return candidate
 
 

@@ -177,7 +177,13 @@ def correction(policy: Vocabulary, s: Settling) -> Decision | None:
 
 # An option named in the text between a statement and a withdrawal: the withdrawal is then about
 # that option ("The answer is (B). Option A says x; no, that is wrong."), not the statement.
-_NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]\b|\*\*[A-Z]\*\*", re.IGNORECASE)
+_NAMES_AN_OPTION: Final = re.compile(
+    r"\((?P<a>[A-Z])\)|\b(?:option|choice)\s*+\(?(?P<b>[A-Z])\b|\*\*(?P<c>[A-Z])\*\*", re.IGNORECASE
+)
+
+
+def _named(match: re.Match[str]) -> str:
+    return (match["a"] or match["b"] or match["c"]).upper()
 
 
 @_stage("withdrawal")
@@ -196,8 +202,8 @@ def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
         before = gap.rstrip(" \t*_")
         if before and before[-1].isalnum():
             continue
-        if _NAMES_AN_OPTION.search(gap):
-            return None
+        if any(_named(m) not in last.letters for m in _NAMES_AN_OPTION.finditer(gap)):
+            return None  # about another option; naming its own ("I won't present (E)") it still withdraws
         break
     else:
         return None

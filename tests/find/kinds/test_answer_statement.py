@@ -232,6 +232,10 @@ def test_letters_listed_each_with_a_value_are_ambiguous(statement: Built, output
         "The answer is (B) when friction is ignored and option A when it is not.",
         "**Answer: B if the convention is algebraic; C if the question is about limits.**",
         "The answer is B if we use the old rule, but C if we use the new one.",
+        "Without more facts, the answer is (B) if the mailbox rule applies, otherwise (A).",
+        # one letter per case: clauses that open with a condition, each with its own letter
+        "If the landlord elected, the answer is (B); if he has not yet elected, the answer is (A).",
+        "When x > 0 the answer is (B), but if x < 0 the answer is (C).",
     ],
 )
 def test_one_letter_per_condition_is_ambiguous(statement: Built, output: str) -> None:
@@ -248,6 +252,18 @@ def test_one_letter_per_condition_is_ambiguous(statement: Built, output: str) ->
 )
 def test_an_arrow_that_points_to_no_single_closing_letter_names_none(statement: Built, output: str) -> None:
     assert statement.read(output) is None
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "If we ignore friction, the answer is (B).",
+        "If we ignore friction, the answer is (B); if we do not, it is hard to say.",
+        "If the gas is ideal, then PV = nRT, and if T doubles, P doubles; the answer is (B).",
+    ],
+)
+def test_one_case_with_its_letter_is_read(statement: Built, output: str) -> None:
+    assert statement.outcome(output) == ("B", None)
 
 
 def test_one_letter_under_a_condition_alone_is_read(statement: Built) -> None:

@@ -63,6 +63,11 @@ def test_a_commitment_withdrawn_without_another_option_earns_nothing(stated: str
     assert earlier.extracted_answer is None
 
 
+def test_a_withdrawal_that_names_its_own_letter_still_withdraws() -> None:
+    output = "So my answer would be **(B)**. Hmm. I don't think I should present (B) as the answer; I'm withdrawing it."
+    assert choicebox.grade(TEN_SAMPLE, output, mode="robust").extracted_answer is None
+
+
 @pytest.mark.parametrize(
     "output",
     [
