@@ -175,6 +175,8 @@ def correction(policy: Vocabulary, s: Settling) -> Decision | None:
     return None
 
 
+# A word right after a withdrawal's closing "no": the "no" is a determiner ("no need", "no doubt").
+_WORD_GOES_ON: Final = re.compile(r"[ \t]++[A-Za-z]")
 # An option named in the text between a statement and a withdrawal: the withdrawal is then about
 # that option ("The answer is (B). Option A says x; no, that is wrong."), not the statement.
 _NAMES_AN_OPTION: Final = re.compile(
@@ -202,6 +204,8 @@ def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
         before = gap.rstrip(" \t*_")
         if before and before[-1].isalnum():
             continue
+        if match.group().casefold().endswith("no") and _WORD_GOES_ON.match(text, match.end()):
+            continue  # "Wait, no need to check", "Actually, no doubt about it": no "no" of its own
         if any(_named(m) not in last.letters for m in _NAMES_AN_OPTION.finditer(gap)):
             return None  # about another option; naming its own ("I won't present (E)") it still withdraws
         break

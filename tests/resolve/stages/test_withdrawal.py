@@ -77,6 +77,8 @@ def test_a_withdrawal_that_names_its_own_letter_still_withdraws() -> None:
         "The answer is (B). None of the other options is right.",  # about the others
         "The answer is (B). None of the options is exactly right, but B is the closest.",  # rule 3
         "None of the options is right. The answer is (B).",  # the answer comes after (rule 3)
+        "The answer is (B). Wait, no need to double-check the units.",  # "no" of "no need"
+        "The answer is (B). Actually, no doubt about it.",
     ],
 )
 def test_a_withdrawal_about_something_else_withdraws_nothing(output: str) -> None:
