@@ -148,6 +148,8 @@ TREATIES = {"A": "Treaty of Brest-Litovsk", "B": "Treaty of Versailles", "C": "T
         ("Treaty of Versailles (or maybe Trianon)", TREATIES, []),
         # only a bracketed remark: after a comma comes a contrast or a hedge as often
         ("the Treaty of Versailles, signed on June 28, 1919", TREATIES, []),
+        # the digit of a name is no number: "G2 phase" is text; "Stage 3" a number, as before
+        ("G2 phase (where DNA is checked)", PHASES, ["C"]),
         # a number's remark may be its unit: it is compared as a value ("12" states 12 N too)
         ("12 (in newtons)", {"A": "12 N", "B": "12"}, []),
     ],

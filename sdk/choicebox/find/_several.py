@@ -73,12 +73,14 @@ def one_per_case(context: Context, candidate: Candidate, end: int) -> Candidate:
     limit = min(len(text), end + 300)
     stop = SENTENCE_STOP.search(text, end, limit)
     stop_at = stop.start() if stop else limit
-    cases = [m.end() for m in _CASE_CLAUSE.finditer(text, start, stop_at)]
+    cases = [m.end() for m in _CASE_CLAUSE.finditer(text, start, stop_at) if not _COUNTERFACTUAL.match(text, m.end())]
     if len(cases) < 2 or not any(at <= candidate.start for at in cases):
         return candidate
     if not (_CASE_OPENS.match(text, start, candidate.start) or any(at <= candidate.start for at in cases[1:])):
         return candidate
-    letters = [m.group(1) for m in BRACKETED_LETTER.finditer(text, start, stop_at)]
+    letters = [
+        m.group(1) for m in BRACKETED_LETTER.finditer(text, start, stop_at) if not _RULED_OUT.match(text, m.end())
+    ]  # not the letters a case rules out: "If the rule applies, (A) is wrong; if not, ... (B)"
     named = tuple(dict.fromkeys((*candidate.letters, *(x for x in letters if x in context.options))))
     if len(named) == 1:
         return candidate
@@ -111,6 +113,12 @@ _ALTERNATIVE: Final = re.compile(
 _OTHERWISE: Final = re.compile(
     r"\b(?i:otherwise|else)\b[ \t,:]*+(?:(?i:it(?:'s|’s|[ \t]++is)|the[ \t]++answer[ \t]++is)[ \t]++)?"
     r"(?:\(([A-Z])\)|\*\*\(?([A-Z])\)?\*\*|(?i:option|choice)[ \t]++\(?([A-Z])\)?)"
+)
+# A case supposed against the facts: "if this were a receipt-rule state".
+_COUNTERFACTUAL: Final = re.compile(r"(?:[ \t]++[\w'’-]++){1,4}?[ \t]++were\b")
+# A letter judged wrong right after it: "(A) is wrong", "(C) is ruled out", "(D) fails".
+_RULED_OUT: Final = re.compile(
+    r"[ \t*_]*+(?:(?i:is|are|would[ \t]++be)[ \t]++(?:(?i:wrong|incorrect|false|out|not|ruled|eliminated|excluded))|(?i:fails))\b"
 )
 # A sentence that opens with a condition: "If the landlord elected, ...", "When x > 0, ...".
 _CASE_OPENS: Final = re.compile(r"[\s*_>-]*+(?:(?i:but|and|so)[ \t,]++)?(?i:if|when|unless|assuming|provided)\b")

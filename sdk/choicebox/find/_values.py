@@ -224,6 +224,7 @@ def same_value(value: str, option: str, question: str = "") -> bool:
 _TRAILING_REMARK: Final = re.compile(r"[ \t]*+\([^()\n]{3,120}\)[ \t.]*+$")
 _ARTICLE: Final = re.compile(r"(?i:the|an?)[ \t]++")
 _WORD: Final = re.compile(r"\w{2,}")
+_NAMELESS_DIGIT: Final = re.compile(r"(?<![^\W\d_])\d")
 # Words that make a remark doubt, deny, hedge or withdraw what it follows: "(or G1 phase)",
 # "(probably not)", "(just kidding)", "(if the question meant ...)", "(wrongly)".
 _DOUBTING: Final = re.compile(
@@ -237,13 +238,14 @@ def _remarked(value: str, options: Mapping[str, str]) -> list[str]:
     """"S phase (the synthesis phase of interphase)": one option's text, then a remark on it in
     brackets that neither doubts it nor uses another option's words ("S phase (or G2 phase)",
     "(probably not)", "(just kidding)", "(the one G1 precedes)"); the text holds no number (a
-    number's remark may be its unit, "12 (in newtons)": numbers are compared as values)."""
+    number's remark may be its unit, "12 (in newtons)": numbers are compared as values; the
+    digit of a name, "G2 phase", is none)."""
     remark = _TRAILING_REMARK.search(value)
     if remark is None or remark.start() == 0 or _DOUBTING.search(remark.group()):
         return []
     bare = _ARTICLE.sub("", value[: remark.start()].strip(), count=1)
-    if any(c.isdigit() for c in bare):
-        return []
+    if _NAMELESS_DIGIT.search(bare):
+        return []  # a number, compared as a value (a digit in a name, "G2 phase", is no number)
     named = [letter for letter, text in options.items() if norm_text(text) == norm_text(bare)]
     if len(named) != 1:
         return []

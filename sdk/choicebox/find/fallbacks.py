@@ -439,14 +439,16 @@ class ClosingAnswer(PicksOne):
 
     The last ``window`` characters must end with "answer is (X)" for an option X; the text must
     hold the ``noun`` once and none of the ``unless`` substrings (what marks text about other
-    questions; taken literally, so ``"\\nq"`` is a newline and a q); and no other letter of the options may stand before the close as the shared
-    payload reading would read it (``choicebox.find._payload.letter_token``: "A car" and "x = A"
-    are no letters). Every finder reads its letters that way, so no other statement can exist
+    questions; taken literally, so ``"\\nq"`` is a newline and a q); no word of ``mentions`` may
+    stand right before the noun ("The wrong answer is (A)."); and no other letter of the options
+    may stand before the close as the shared payload reading would read it
+    (``choicebox.find._payload.letter_token``: "A car" and "x = A" are no letters). Every finder reads its letters that way, so no other statement can exist
     and the whole chain would decide the same; any other output goes through the whole chain.
     """
 
     noun: str = "answer"
     unless: tuple[str, ...] = attrs.field(default=(), converter=substring_list, validator=substrings)
+    mentions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     window: int = 40
 
     def pick(self, context: Context) -> Candidate | None:
@@ -469,6 +471,9 @@ class ClosingAnswer(PicksOne):
         if context.has_letter(before):
             return []  # another letter a finder could read
         head = low.rfind(self.noun, 0, match.end())
+        word_before = low[max(0, head - 24) : head].split()[-1:]
+        if word_before and word_before[0].strip("*_") in self.mentions:
+            return []  # "The wrong answer is (A).": the answer statement's to read
         return [
             Candidate(
                 "commitment", head, match.end(), (letter,), settles=True,

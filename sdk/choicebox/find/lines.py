@@ -156,8 +156,11 @@ _LEADS: Final = re.compile(rf"(?m)^{_LEAD.pattern}")
 _DENIES: Final = re.compile(
     r"(?i:\b(?:in?correct|wrong|false|not|no|never|unlikely|invalid|eliminat\w*|ruled?\s++out|excluded|"
     r"isn't|aren't|doesn't|don't|cannot|can't|unsure|maybe|perhaps|possibly|either|or|hmm|check|"
-    r"recap|distractor|tempting|trap)\b|n't\b)"
+    r"recap|distractor|tempting|trap|think|guess|seems?|might|may|could|reconsider\w*|vs|versus)\b|n't\b|\?)"
 )
+# Another bold letter given the same way on the line: "**C** — citric acid vs. **D** — Calvin".
+_BOLD_LEAD_IN_LINE: Final = re.compile(r"(?:\*\*|__)[ \t]*+\(?[A-Z]\)?[ \t]*+(?:\*\*|__)[ \t]*+(?:[—–]|--)")
+
 # A later line that opens with a letter and a mark, as a listing of options does: "- B: London".
 _LISTED: Final = re.compile(r"(?m)^[ \t>*_-]*+\(?[A-Z]\)?[*_]*+[ \t]*+[.):—–-][ \t]")
 # A line that opens with the roman numeral II: "**I.** Convert ..." was a step, not option I.
@@ -184,6 +187,8 @@ def _lead(context: Context, text: str, start: int, end: int) -> Candidate | None
         # its reason speaks of its option: a word of that option's text that no other option has
         not words_of(text[lead.end() : end]) & (option_words[letter] - others)
         or _DENIES.search(text, lead.end(), end)  # "**A** — incorrect, ...", "... not Italy's"
+        or _BOLD_LEAD_IN_LINE.search(text, lead.end(), end)
+        or text[end - 1] not in ".!)*_"  # its reason ends a sentence (not "... is zero, so")
         or _LISTED.search(text, end, context.window[1]) is not None  # the options listed, one a line
         or _leads_again(context, text, end)
         or (letter == "I" and _ROMAN_TWO.search(text, end, context.window[1]))  # "**I** — ..." then "**II**"

@@ -191,8 +191,8 @@ class AnswerStatement(PicksOne):
 
     ``nouns`` always open a statement; ``qualified_nouns`` ("option", "choice") only after one
     of the ``qualifiers`` ("the correct option is"), since "one option is (C)" is a mention;
-    ``label_nouns`` ("ans") only before a colon, as a label ("Ans: C"), and never in capitals
-    ("the ANS is ...": an acronym). A noun right after one of the ``mentions`` ("the wrong
+    ``label_nouns`` ("ans") only before a colon, as a label ("Ans: C", "ANS: C"; "the ANS is
+    ..." is an acronym in prose). A noun right after one of the ``mentions`` ("the wrong
     answer is", "a tempting answer is") names an answer the response does not give.
     ``final_qualifiers`` ("final", "overall") make it an explicit final marker. ``links`` are
     the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too. A
@@ -324,8 +324,8 @@ class AnswerStatement(PicksOne):
         nouns = [(a, noun, True) for noun in self.nouns for a in occurrences(low, noun)]
         nouns += [(a, noun, False) for noun in self.qualified_nouns for a in occurrences(low, noun)]
         labels = [(a, noun, True) for noun in self.label_nouns for a in occurrences(low, noun)]
-        # A label noun counts before a colon only, and not in capitals ("the ANS is": an acronym).
-        nouns += [(a, noun, p) for a, noun, p in labels if _LABEL_COLON.match(low, a + len(noun)) and not text[a : a + len(noun)].isupper()]
+        # A label noun counts before a colon only ("Ans: C"; "the ANS is" is an acronym in prose).
+        nouns += [(a, noun, p) for a, noun, p in labels if _LABEL_COLON.match(low, a + len(noun))]
         if len(self.nouns) + len(self.qualified_nouns) + len(self.label_nouns) > 1:
             nouns.sort()
         for a, noun, is_primary in nouns:
@@ -614,7 +614,13 @@ class FirstPersonPick(PicksOne):
         if match["who"] != "i" or self._supposed(text, match) or not _CLOSES_SENTENCE.match(text, end):
             return False
         opening = sentence_opening(text, match.start())
-        return not any(quote in text[opening : match.start()] for quote in _QUOTES)
+        before = text[opening : match.start()]
+        if any(quote in before for quote in _QUOTES) or text[max(0, match.start() - 1) : match.start()] == "'":
+            return False  # quoted: 'A student might say "I take back B."'
+        line = text.rfind("\n", 0, match.start()) + 1
+        if text[line : match.start()].lstrip().startswith(">"):
+            return False  # a quoted line
+        return self._condition.search(text, opening, match.start()) is None  # "If I'm wrong, I retract (B)."
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low

@@ -510,8 +510,9 @@ def _lead_number(text: str) -> Decimal | None:
     match = _DIGITS.search(text, 0, 64)
     if match is None or match.start() > 12:
         return None
-    if match.start() > 0 and text[match.start() - 1].isalpha():
-        return None  # "G1 phase", "CO2": a name with a digit in it, not a number
+    digit = next(i for i in range(match.start(), match.end()) if text[i].isdigit())
+    if digit > 0 and text[digit - 1].isalpha():
+        return None  # "G1 phase", "CO2": a name with a digit in it, not a number ("Stage 3" is one)
     try:
         value = Decimal(match.group().replace(",", "").replace("$", "").replace(" ", ""))
     except InvalidOperation:

@@ -179,13 +179,7 @@ def correction(policy: Vocabulary, s: Settling) -> Decision | None:
 _WORD_GOES_ON: Final = re.compile(r"[ \t]++[A-Za-z]")
 # An option named in the text between a statement and a withdrawal: the withdrawal is then about
 # that option ("The answer is (B). Option A says x; no, that is wrong."), not the statement.
-_NAMES_AN_OPTION: Final = re.compile(
-    r"\((?P<a>[A-Z])\)|\b(?:option|choice)\s*+\(?(?P<b>[A-Z])\b|\*\*(?P<c>[A-Z])\*\*", re.IGNORECASE
-)
-
-
-def _named(match: re.Match[str]) -> str:
-    return (match["a"] or match["b"] or match["c"]).upper()
+_NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]\b|\*\*[A-Z]\*\*", re.IGNORECASE)
 
 
 @_stage("withdrawal")
@@ -206,8 +200,10 @@ def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
             continue
         if match.group().casefold().endswith("no") and _WORD_GOES_ON.match(text, match.end()):
             continue  # "Wait, no need to check", "Actually, no doubt about it": no "no" of its own
-        if any(_named(m) not in last.letters for m in _NAMES_AN_OPTION.finditer(gap)):
-            return None  # about another option; naming its own ("I won't present (E)") it still withdraws
+        if before.endswith("?"):
+            return None  # "Could (B) be wrong? Actually, no.": it answers a question, withdraws nothing
+        if _NAMES_AN_OPTION.search(gap):
+            return None
         break
     else:
         return None

@@ -260,6 +260,9 @@ def test_an_arrow_that_points_to_no_single_closing_letter_names_none(statement: 
         "If we ignore friction, the answer is (B).",
         "If we ignore friction, the answer is (B); if we do not, it is hard to say.",
         "If the gas is ideal, then PV = nRT, and if T doubles, P doubles; the answer is (B).",
+        "If the rule applies, (A) is wrong; if not, the answer is (B).",  # a letter ruled out is no case's
+        # a counterfactual case is no case: "if this were ..."
+        "If the mailbox rule applies, the answer is (B), and if this were a receipt-rule state we would look at (C), but it is not.",
     ],
 )
 def test_one_case_with_its_letter_is_read(statement: Built, output: str) -> None:
@@ -282,6 +285,11 @@ def test_the_short_answer_noun_is_read_as_a_label(output: str, letter: str) -> N
 @pytest.mark.parametrize("output", ["The ANS is A network of motor neurons.", ">> ans = B", "Ans is D"])
 def test_the_short_answer_noun_is_no_cue_in_prose(output: str) -> None:
     assert ROBUST.read(output) is None
+
+
+def test_a_number_after_a_word_is_still_a_number() -> None:
+    # "Stage 3" is the number 3 (a digit glued to a letter, "G1", is not)
+    assert ROBUST.read("Answer: Stage 3 (regional spread)", options={"A": "Stage 1", "B": "Stage 2", "C": "Stage 3"}) == "C"
 
 
 def test_a_bold_letter_before_its_bracketed_value_is_the_letter() -> None:
@@ -327,7 +335,8 @@ def test_parameter_qualified_nouns_open_a_statement_after_a_qualifier(tmp_path: 
 def test_parameter_label_nouns_open_a_statement_before_a_colon_only(tmp_path: Path, statement: Built) -> None:
     assert statement.read("Ans: C") == "C"
     assert statement.read("The ans is C") is None  # prose
-    assert statement.read("ANS: C") is None  # an acronym, in capitals
+    assert statement.read("ANS: C") == "C"  # case does not matter (rule 10)
+    assert statement.read("The ANS is A network of motor neurons.") is None  # an acronym in prose
     assert _step(tmp_path, label_nouns=[]).read("Ans: C") is None
 
 
@@ -335,6 +344,7 @@ def test_parameter_mentions_make_the_noun_after_them_name_another_answer(tmp_pat
     assert statement.read("The wrong answer is (D).") is None
     assert statement.read("A common wrong answer is optD.") is None
     assert _step(tmp_path, mentions=[]).read("The wrong answer is (D).") == "D"
+    assert statement.read("Paris is the capital. The obvious answer is B.") == "B"  # no mention word
 
 
 def test_parameter_qualifiers_are_what_makes_an_option_noun_an_answer(tmp_path: Path, statement: Built) -> None:

@@ -75,10 +75,14 @@ def _robust(text: str) -> Verdict:
 
 
 def _without_fast_path() -> GradingMode:
+    # The fast path switched off by a noun no output holds (its entry stays: it anchors
+    # vocabulary the later entries share).
     source = next(f for f in builtin_rule_files() if f.name == "robust.yaml").read_text(encoding="utf-8")
     start = source.index("  - id: closing_answer")
     end = source.index("  - id: other_questions")
-    text = source[:start] + source[end:]
+    entry = source[start:end].replace("    noun: answer\n", "    noun: zzzzqqq\n", 1)
+    assert "zzzzqqq" in entry
+    text = source[:start] + entry + source[end:]
     return parse_mode(text.replace("id: robust", "id: robust_slow", 1), path="<test>")[0]
 
 
@@ -133,3 +137,9 @@ def test_parameter_window_is_how_far_from_the_end_the_close_is_looked_for(tmp_pa
     output = "Adding 2 and 3 gives 5.\nThe answer is (C)."
     assert closing.read(output) == "C"
     assert _step(tmp_path, window=10).read(output) is None
+
+
+def test_parameter_mentions_send_an_answer_named_not_given_the_long_way(tmp_path: Path, closing: Built) -> None:
+    assert closing.read("The wrong answer is (C).") is None
+    assert _step(tmp_path, mentions=[]).read("The wrong answer is (C).") == "C"
+    assert robust_step("closing_answer")["mentions"] == robust_step("answer")["mentions"]  # one list, anchored

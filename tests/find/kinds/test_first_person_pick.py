@@ -122,6 +122,11 @@ def test_a_letter_withdrawn_in_the_first_person_leaves_no_answer(output: str) ->
         ("The answer is (B). I take back B, the answer is C.", "C"),
         ("The answer is (C). Earlier I said B; I withdraw B.", "C"),  # it withdraws B, not C
         ("If I were wrong, I would withdraw (B). The answer is (B).", "B"),  # supposed
+        ("The answer is (B). If I'm wrong, I retract (B).", "B"),  # a condition, no modal
+        ("The answer is (B). Unless it means Paris, Texas, I stand by it; otherwise I retract (B).", "B"),
+        ("Suppose I withdraw (B); then nothing fits, which is absurd. The answer is (B).", "B"),
+        ("A student might say 'I take back B.' The answer is (B).", "B"),  # quoted
+        ("The answer is (B).\n\n> I take back B.\n\nThat reply was wrong.", "B"),  # a quoted line
     ],
 )
 def test_a_first_person_withdrawal_withdraws_only_its_letter_before_it(output: str, letter: str) -> None:

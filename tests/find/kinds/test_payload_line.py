@@ -96,6 +96,10 @@ def test_parameter_leads_reads_a_bold_letter_opening_the_first_line_with_its_rea
         # every option reviewed one a line
         "**A** — about light.\n**B** — about learning.\n**D** — about a stack.",
         "**D** — a stack.\n\n- B: operant conditioning\n- C: sound",  # the options listed after it
+        "**D** — a stack? Let me see.\n\nMore.",  # it asks
+        "**D** — a stack, I think.\n\nMore.",
+        "**D** — a stack vs. **A** — light: which?\n\nMore.",  # another letter led the same way
+        "**D** — the stack pushes, so\n\nMore.",  # its reason cut off
     ],
 )
 def test_parameter_leads_reads_no_letter_judged_doubted_or_one_of_a_review(lead: Built, output: str) -> None:

@@ -63,11 +63,6 @@ def test_a_commitment_withdrawn_without_another_option_earns_nothing(stated: str
     assert earlier.extracted_answer is None
 
 
-def test_a_withdrawal_that_names_its_own_letter_still_withdraws() -> None:
-    output = "So my answer would be **(B)**. Hmm. I don't think I should present (B) as the answer; I'm withdrawing it."
-    assert choicebox.grade(TEN_SAMPLE, output, mode="robust").extracted_answer is None
-
-
 @pytest.mark.parametrize(
     "output",
     [
@@ -79,6 +74,8 @@ def test_a_withdrawal_that_names_its_own_letter_still_withdraws() -> None:
         "None of the options is right. The answer is (B).",  # the answer comes after (rule 3)
         "The answer is (B). Wait, no need to double-check the units.",  # "no" of "no need"
         "The answer is (B). Actually, no doubt about it.",
+        "The answer is (B). Could (B) be wrong? Actually, no.",  # the "no" answers a question
+        "The answer is (B). Some would argue (B) is too easy; I take that back, it is simply right.",
     ],
 )
 def test_a_withdrawal_about_something_else_withdraws_nothing(output: str) -> None:
