@@ -304,17 +304,20 @@ _RETRACT_STARTS: Final = "*_)iIwWaAsS"
 _MATHY_STARTS: Final = "=<>^+/*_-.'$\\"
 
 
+def _opens_words(text: str, token: tuple[int, str, bool, bool], n: int, citations: OptionWords | None) -> bool:
+    """A bare capital no option has, opening words: "S phase (the synthesis phase)" is a value."""
+    end, letter, opened, closed = token
+    bare = citations is not None and letter not in citations and not (opened or closed)
+    return bare and _WORD_AFTER.match(text, end, n) is not None
+
+
 def _bold_letter_cited(text: str, p: int, n: int, citations: OptionWords) -> PayloadReading | None:
-    """"**D**(400 kPa)": a bold letter, then its own option's text in brackets, which the letter
-    reader takes for "D**(...)", a power; "**E**(X) = 3.5" is a function's value, not E."""
-    letter = text[p] if p < n else ""
-    if not ("A" <= letter <= "Z") or letter not in citations:
-        return None
-    end = p + 1
+    """"**D**(400 kPa)": a bold letter, its option's text in brackets (not a power, "D**(...)")."""
+    letter, end = text[p : p + 1], p + 1
     while end < n and text[end] in "*_":
         end += 1
     run = text[p + 1 : end]
-    if not run or text[max(0, p - len(run)) : p] != run or text[end : end + 1] != "(":
+    if letter not in citations or not run or text[max(0, p - len(run)) : p] != run or text[end : end + 1] != "(":
         return None
     cited = citation_after(text, p + 1, letter, citations)
     return None if cited == -1 else PayloadReading("letter", (letter,), cited, cited=True)
@@ -591,9 +594,7 @@ def _read_from(
         return cited_label
     if token is None and citations and (bold := _bold_letter_cited(text, p, n, citations)) is not None:
         return bold
-    if token is None or (citations and token[1] not in citations and not (token[2] or token[3]) and _WORD_AFTER.match(text, token[0], n)):
-        # No letter, or a capital no option has that opens words: "S phase (the synthesis
-        # phase)" is a value, an option's text maybe, not option S.
+    if token is None or _opens_words(text, token, n, citations):
         return _read_value(text, p, n, citations)
     end, letter, opened, closed = token
     letters = [letter]

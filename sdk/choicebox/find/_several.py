@@ -1,8 +1,9 @@
 """One statement that names several options though its payload reads as one letter: letters
 listed each with a value ("The correct answers are A: 100 MHz, B: 50 kHz"), one letter per
 condition ("(C) if the volume is fixed, but (D) if the pressure is"; "(B) if ..., otherwise
-(A)"), one letter per case ("If ..., the answer is (B); if ..., the answer is (A)"). ``statements._statement``,
-which builds every cue's statement, applies both (rule 4 of the reading rules).
+(A)"), one letter per case ("If ..., the answer is (B); if ..., the answer is (A)").
+``statements._statement``, which builds every cue's statement, applies all three (rule 4 of the
+reading rules).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Final
 from choicebox.find._payload import BRACKETED_LETTER, CONTRAST
 
 from ._api import Candidate, Context
+from ._vocab import sentence_opening
 
 __all__ = ["SENTENCE_STOP", "listed_with_values", "one_per_case", "one_per_condition", "rest_of_sentence"]
 
@@ -69,7 +71,7 @@ def one_per_case(context: Context, candidate: Candidate, end: int) -> Candidate:
     in a clause that opens with a condition, in a sentence of two or more such clauses, names the
     letters of all of them (rule 4); "If we ignore friction, the answer is (B)." stays B."""
     text = context.folded
-    start = _sentence_start(text, candidate.start)
+    start = sentence_opening(text, candidate.start, marks=_SENTENCE_MARKS)
     limit = min(len(text), end + 300)
     stop = SENTENCE_STOP.search(text, end, limit)
     stop_at = stop.start() if stop else limit
@@ -87,12 +89,9 @@ def one_per_case(context: Context, candidate: Candidate, end: int) -> Candidate:
     return candidate._replace(kind="hedge", letters=named, how=f"{candidate.how} (one letter per case)")
 
 
-def _sentence_start(text: str, position: int) -> int:
-    """Where the sentence holding ``position`` starts: after a full stop (not a decimal point),
-    "!", "?" or a line break, looked for 300 characters back."""
-    reach = max(0, position - 300)
-    starts = [text.rfind(mark, reach, position) for mark in (". ", "! ", "? ", "\n")]
-    return max(max(starts) + 1, reach)
+# What ends the sentence before a case: a full stop (not a decimal point), "!", "?", a line
+# break; not ";", which joins the cases of one sentence.
+_SENTENCE_MARKS: Final = (". ", "! ", "? ", "\n")
 
 
 # The words that put a letter under a condition: "(C) if ...", "**(A)** when ...".

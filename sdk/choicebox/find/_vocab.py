@@ -39,6 +39,7 @@ __all__ = [
     "substring_list",
     "substrings",
     "valid_words",
+    "word_before",
     "word_list",
 ]
 
@@ -190,11 +191,21 @@ def opens_line(text: str, position: int, *, within: int | None = None) -> bool:
     return not text[line_start:position].strip(" \t#*_>-")
 
 
-def sentence_opening(text: str, position: int, *, reach: int = 300) -> int:
-    """Where the sentence holding ``position`` opens (after a ".", ";" or newline), looked for no
-    further back than ``reach`` characters, so that asking costs the same on any text."""
+def sentence_opening(text: str, position: int, *, reach: int = 300, marks: tuple[str, ...] | None = None) -> int:
+    """Where the sentence holding ``position`` opens (after a ".", ";" or newline, or after one of
+    ``marks``), looked for no further back than ``reach`` characters, so that asking costs the
+    same on any text."""
     lo = max(0, position - reach)
-    return max(text.rfind(".", lo, position), text.rfind(";", lo, position), text.rfind("\n", lo, position), lo - 1) + 1
+    if marks is None:  # the common call, on every statement: three searches, nothing built
+        return max(text.rfind(".", lo, position), text.rfind(";", lo, position), text.rfind("\n", lo, position), lo - 1) + 1
+    return max(lo - 1, *(text.rfind(mark, lo, position) for mark in marks)) + 1
+
+
+def word_before(text: str, position: int) -> str:
+    """The word right before ``position`` (within 24 characters), without its markup: "wrong" of
+    "the **wrong** answer"; ``""`` when there is none."""
+    words = text[max(0, position - 24) : position].split()
+    return words[-1].strip("*_") if words else ""
 
 
 def opens_sentence(low: str, at: int, *, ends: str = ".!?:\n") -> bool:

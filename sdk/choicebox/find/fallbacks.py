@@ -20,11 +20,13 @@ from ._api import Candidate, Context, PicksOne, Which, picked, register_step_kin
 from ._values import quantity, value_letters
 from ._vocab import (
     alternation,
+    last_words,
     nonempty_words,
     occurrences,
     substring_list,
     substrings,
     valid_words,
+    word_before,
     word_list,
 )
 
@@ -442,14 +444,19 @@ class ClosingAnswer(PicksOne):
     questions; taken literally, so ``"\\nq"`` is a newline and a q); no word of ``mentions`` may
     stand right before the noun ("The wrong answer is (A)."); and no other letter of the options
     may stand before the close as the shared payload reading would read it
-    (``choicebox.find._payload.letter_token``: "A car" and "x = A" are no letters). Every finder reads its letters that way, so no other statement can exist
-    and the whole chain would decide the same; any other output goes through the whole chain.
+    (``choicebox.find._payload.letter_token``: "A car" and "x = A" are no letters). Every finder
+    reads its letters that way, so no other statement can exist and the whole chain would decide
+    the same; any other output goes through the whole chain.
     """
 
     noun: str = "answer"
     unless: tuple[str, ...] = attrs.field(default=(), converter=substring_list, validator=substrings)
     mentions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     window: int = 40
+    _mentions: frozenset[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_mentions", last_words(self.mentions) or frozenset())
 
     def pick(self, context: Context) -> Candidate | None:
         return picked(self.find(context), "last")  # it finds one candidate at most
@@ -471,8 +478,7 @@ class ClosingAnswer(PicksOne):
         if context.has_letter(before):
             return []  # another letter a finder could read
         head = low.rfind(self.noun, 0, match.end())
-        word_before = low[max(0, head - 24) : head].split()[-1:]
-        if word_before and word_before[0].strip("*_") in self.mentions:
+        if self._mentions and word_before(low, head) in self._mentions:
             return []  # "The wrong answer is (A).": the answer statement's to read
         return [
             Candidate(

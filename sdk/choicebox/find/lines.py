@@ -39,11 +39,13 @@ class PayloadLine:
     them may hold an option's text alone, no letter (``[first]``: a closing line that only
     repeats an option's text is a fallback's to read, after every statement that names a letter);
     ``max_length`` is the longest line looked at (a line is a payload, not a paragraph).
-    ``leads`` also reads a letter that opens the first line, its reason after a dash ("**C** —
-    the cycle oxidizes acetyl-CoA ...", however long the line), unless the reason judges or
-    denies ("**A** — incorrect", "... not ..."), the line names another option the same way, or
-    a later line opens like it (a review, one option a line; "**I.** ..." then "**II.** ...").
-    It is weak evidence: a mode reads it as a fallback (``when: no_commitment``).
+    ``leads`` also reads a bold letter that opens the first line, its reason after a dash
+    ("**C** — the cycle oxidizes acetyl-CoA ...", however long the line), when the reason uses a
+    word of that option's own text and ends a sentence; not when it judges, doubts or asks
+    ("**A** — incorrect", "... I think", "...?"), another bold letter is led the same way on the
+    line, the options are listed after it, or a later line opens like it (a review, one option a
+    line; "**I** — ..." then "**II** — ..."). It is weak evidence: a mode reads it as a fallback
+    (``when: no_commitment``).
     """
 
     lines: tuple[Where, ...] = ("first", "last")
@@ -147,9 +149,8 @@ _MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t\r]*\n[ \t]*\Z")
 # A bold letter opening its line, then a dash and the reason: "**C** — ...", "**(B)** – ..." (a
 # bare "F — the net force" or "A - T pairs" is a symbol; "**A.** Identify ..." a step's heading).
-_LEAD: Final = re.compile(
-    r"[ \t]*+(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z]))[ \t]*+(?:\*\*|__)[ \t]*+(?:[—–]|--)[ \t]++(?=\w)"
-)
+_BOLD_LETTER_DASH: Final = r"(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z]))[ \t]*+(?:\*\*|__)[ \t]*+(?:[—–]|--)"
+_LEAD: Final = re.compile(rf"[ \t]*+{_BOLD_LETTER_DASH}[ \t]++(?=\w)")
 # Where a line opens like that for any letter: a review of the options, one a line.
 _LEADS: Final = re.compile(rf"(?m)^{_LEAD.pattern}")
 # A reason that judges or denies: "**A** — incorrect, ...", "... the UK's capital, not Italy's".
@@ -159,8 +160,7 @@ _DENIES: Final = re.compile(
     r"recap|distractor|tempting|trap|think|guess|seems?|might|may|could|reconsider\w*|vs|versus)\b|n't\b|\?)"
 )
 # Another bold letter given the same way on the line: "**C** — citric acid vs. **D** — Calvin".
-_BOLD_LEAD_IN_LINE: Final = re.compile(r"(?:\*\*|__)[ \t]*+\(?[A-Z]\)?[ \t]*+(?:\*\*|__)[ \t]*+(?:[—–]|--)")
-
+_BOLD_LEAD_IN_LINE: Final = re.compile(_BOLD_LETTER_DASH)
 # A later line that opens with a letter and a mark, as a listing of options does: "- B: London".
 _LISTED: Final = re.compile(r"(?m)^[ \t>*_-]*+\(?[A-Z]\)?[*_]*+[ \t]*+[.):—–-][ \t]")
 # A line that opens with the roman numeral II: "**I.** Convert ..." was a step, not option I.

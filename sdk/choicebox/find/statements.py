@@ -49,6 +49,7 @@ from ._vocab import (
     required_words,
     sentence_opening,
     valid_words,
+    word_before,
     word_list,
 )
 
@@ -228,7 +229,7 @@ class AnswerStatement(PicksOne):
     def __attrs_post_init__(self) -> None:
         qualifier = alternation(self.qualifiers)
         set_ = functools.partial(object.__setattr__, self)
-        set_("_mentions", frozenset(self.mentions))
+        set_("_mentions", last_words(self.mentions) or frozenset())
         set_("_qualifier_before", re.compile(rf"{qualifier}\s++(?:{qualifier}\s++)?$"))
         set_("_final", re.compile(alternation(self.final_qualifiers)))
         links = alternation(self.links)
@@ -332,9 +333,6 @@ class AnswerStatement(PicksOne):
             z = a + len(noun)
             if a > 0 and low[a - 1].isalpha():
                 continue
-            before = low[max(0, a - 24) : a].split()[-1:] if self._mentions else ()
-            if before and before[0].strip("*_") in self._mentions:
-                continue  # "the wrong answer is M phase": an answer named, not given
             if z < n and low[z] == "s":
                 z += 1
             if z < n and (low[z].isalpha() if is_primary else low[z].isalnum()):
@@ -345,6 +343,8 @@ class AnswerStatement(PicksOne):
             rest = self._rest.match(low, z, n)
             if rest is None:
                 continue
+            if self._mentions and word_before(low, a) in self._mentions:
+                continue  # "the wrong answer is M phase": an answer named, not given
             qualifier_match = self._qualifier(low, a)
             if not is_primary and qualifier_match is None and not json_key:
                 continue  # "one option is (C)": a mention unless qualified, or a JSON key
@@ -506,9 +506,9 @@ class FirstPersonPick(PicksOne):
 
     ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the";
     ``openings`` pick with no subject where they open a sentence or a line ("Going with D.").
-    ``withdrawals`` follow "I" or "we" like the verbs and withdraw the letter after them ("So I
-    withdraw (B).", "I'm no longer confident in C"): a retraction of it, which the correction
-    stage applies to the commitments to that letter before it.
+    ``withdrawals`` follow "I" like the verbs and withdraw the letter after them ("So I withdraw
+    (B).", "I'm no longer confident in C"), when said, not asked, supposed or quoted: a
+    retraction of it, which the correction stage applies to the commitments before it.
     A superlative pick's letter must close its clause ("the best is A good ..." is prose). A
     conditional pick ("I would choose C") in a sentence that opens with one of the ``conditions``
     ("If the gas were ideal, ...") is hypothetical, unless the condition is the choice itself ("If I

@@ -159,8 +159,8 @@ def correction(policy: Vocabulary, s: Settling) -> Decision | None:
         if candidate.kind != "retraction":
             live.append(candidate)
             continue
-        committed = [x for x in live if x.kind == "commitment"]
-        if candidate.origin == "withdrawal" and committed and committed[-1].letters == candidate.letters:
+        committed = [x for x in live if x.kind == "commitment"] if candidate.origin == "withdrawal" else []
+        if committed and committed[-1].letters == candidate.letters:
             s.fates.mark(committed, "retracted", "withdrawn in the first person")
             s.fates.mark((candidate,), "ignored", "a withdrawal")
             live = [x for x in live if x.kind != "commitment"]
@@ -276,10 +276,10 @@ def in_turn(policy: Vocabulary, s: Settling) -> Decision | None:
         if candidate.kind != "commitment":
             continue
         letter = candidate.letters[0]
-        if tail and (letter not in order or order.index(letter) != order.index(tail[-1].letters[0]) - 1):
+        if letter not in options or not _restates(s.text, candidate.start, letter, options[letter]):
             break
-        if letter not in order or not _restates(s.text, candidate.start, letter, options[letter]):
-            break
+        if tail and order.index(letter) != order.index(tail[-1].letters[0]) - 1:
+            break  # not the option before the one after it
         if _ASKED.match(s.text, candidate.end):
             return None  # "A. Paris is the correct answer? ...": options checked, not called the answer
         if tail and policy._correction.search(s.text, candidate.end, tail[-1].start):

@@ -296,6 +296,8 @@ def test_a_bold_letter_before_its_bracketed_value_is_the_letter() -> None:
     # "**D**(...)": the bold closes before the bracket (not "D**(...)", a power)
     assert ROBUST.read("所以正确答案是 **D**（400 kPa）。", options={"A": "25 kPa", "D": "400 kPa"}) == "D"
     assert ROBUST.read("The answer is **D**(optD).") == "D"
+    # a bracket that holds no option's text is a function's argument: "**E**(X)" is no letter E
+    assert ROBUST.read("The answer is **E**(X).", options={"A": "2.5", "E": "4.5"}) != "E"
 
 
 def test_one_letter_with_its_value_is_read(statement: Built) -> None:
