@@ -244,7 +244,6 @@ _STYLES_FIXTURE = Path(__file__).parents[1] / "fixtures" / "answer_styles.jsonl"
 _KNOWN_MISSES = {
     20: "'Response: Option B' then a rationale: 'Response:' is no answer label (its scan costs 6%)",
     55: "'C under one reading, D under another': a hedge across sentences",
-    202: "'Response: Option D' then a rationale",
 }
 
 

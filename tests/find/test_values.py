@@ -152,10 +152,22 @@ TREATIES = {"A": "Treaty of Brest-Litovsk", "B": "Treaty of Versailles", "C": "T
         ("G2 phase (where DNA is checked)", PHASES, ["C"]),
         # a number's remark may be its unit: it is compared as a value ("12" states 12 N too)
         ("12 (in newtons)", {"A": "12 N", "B": "12"}, []),
+        # only an article that opens the text is dropped: "Gamma ray" keeps its "a "
+        ("Gamma ray (the most energetic)", {"A": "Gamma ray", "B": "X-ray"}, ["A"]),
+        ("the S phase (the synthesis phase)", PHASES, ["B"]),
     ],
 )
 def test_an_options_text_with_a_remark_after_it_is_that_option(value: str, options: dict[str, str], letters: list[str]) -> None:
     assert value_letters(value, options) == letters
+
+
+def test_an_options_text_after_an_article_is_that_option() -> None:
+    organelles = {"A": "Lysosome", "B": "Golgi apparatus", "C": "The nucleus"}
+    assert value_letters("the Golgi apparatus", organelles) == ["B"]
+    assert value_letters("a lysosome", organelles) == ["A"]
+    assert value_letters("The nucleus", organelles) == ["C"]  # the option's own article
+    assert value_letters("the Golgi", organelles) == []  # a part of an option's text is none
+    assert value_letters("theGolgi apparatus", organelles) == []  # an article is a word
 
 
 def test_value_letters_are_every_option_the_value_states() -> None:

@@ -243,7 +243,7 @@ def _remarked(value: str, options: Mapping[str, str]) -> list[str]:
     remark = _TRAILING_REMARK.search(value)
     if remark is None or remark.start() == 0 or _DOUBTING.search(remark.group()):
         return []
-    bare = _ARTICLE.sub("", value[: remark.start()].strip(), count=1)
+    bare = _without_article(value[: remark.start()].strip())
     if _NAMELESS_DIGIT.search(bare):
         return []  # a number, compared as a value (a digit in a name, "G2 phase", is no number)
     named = [letter for letter, text in options.items() if norm_text(text) == norm_text(bare)]
@@ -254,10 +254,17 @@ def _remarked(value: str, options: Mapping[str, str]) -> list[str]:
     return [] if set(_WORD.findall(remark.group().casefold())) & (others - own) else named
 
 
+def _without_article(text: str) -> str:
+    """``text`` without the article that opens it: "the Golgi apparatus" is "Golgi apparatus"."""
+    article = _ARTICLE.match(text)
+    return text if article is None else text[article.end() :]
+
+
 def value_letters(value: str, options: Mapping[str, str], question: str = "") -> list[str]:
     """The letters of the options whose content ``value`` states (``same_value``). An option
     whose text the value is, once normalised, wins over those it states as a value: "5 m" is
-    option "5 m", not also option "5"."""
+    option "5 m", not also option "5"; so does one whose text the value is after its article
+    ("the Golgi apparatus" is option "Golgi apparatus")."""
     wanted, factorial = norm_text(value), _factorial(value)
     exact = [
         letter
@@ -266,6 +273,12 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
     ]
     if exact:
         return exact
+    bare = _without_article(value)
+    if bare is not value:
+        wanted_bare = norm_text(bare)
+        exact = [letter for letter, text in options.items() if norm_text(text) == wanted_bare]
+        if exact:
+            return exact
     remarked = _remarked(value, options)
     if remarked:
         return remarked

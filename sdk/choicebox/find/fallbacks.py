@@ -249,7 +249,10 @@ class ClosingValue(PicksOne):
     none of the ``negations`` ("**Paris** is wrong"; with no ``negations`` the emphasis is not
     read). Before a linked value its sentence holds none of the ``conditions`` nor the
     ``negations`` other than the question's own words ("If it were x, the limit would be 1/2.",
-    "The answer cannot be 24 N."). ``max_value`` is the longest value compared.
+    "The answer cannot be 24 N."). ``max_value`` is the longest value compared. A closing line
+    that one of the ``result_labels`` opens names its result and needs no closing mark: "Final
+    speed ≈ 4.2 m/s", "**Final velocity:** 4.2 m/s" (a colon links it too), when the line holds
+    none of the ``negations`` nor the ``conditions``.
     """
 
     max_value: int = 300  # an option's whole text may be long ("a) Oxygen: Reasonable, b) ...")
@@ -257,13 +260,25 @@ class ClosingValue(PicksOne):
     conditions: tuple[str, ...] = attrs.field(
         default=(), converter=word_list, validator=valid_words
     )
+    result_labels: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     _doubt: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
     _supposed: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+    _labelled: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         for name, words in (("_doubt", self.negations), ("_supposed", self.conditions)):
             pattern = re.compile(rf"\b{alternation(words)}\b", re.IGNORECASE) if words else None
             object.__setattr__(self, name, pattern)
+        # "Final speed ≈", "**Final velocity:**": the label, what the result is of, its link.
+        labelled = (
+            re.compile(
+                rf"[ \t>#*_-]*+{alternation(self.result_labels)}\b[^\n=≈:.]{{0,40}}?[ \t*_]*+[=≈:][ \t*_]*+",
+                re.IGNORECASE,
+            )
+            if self.result_labels
+            else None
+        )
+        object.__setattr__(self, "_labelled", labelled)
 
     def pick(self, context: Context) -> Candidate | None:
         return picked(self.find(context), "last")  # it reads one line: one candidate at most
@@ -271,15 +286,18 @@ class ClosingValue(PicksOne):
     def find(self, context: Context) -> list[Candidate]:
         lo, hi = context.window
         text = context.folded[lo:hi].rstrip()
-        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**"); a bold
-        # span alone completes nothing ("**Option B: 24 N**" heads a cut-off review).
-        if not text or text.rstrip("*_")[-1:] not in _COMPLETE_END or len(context.options) < 2:
+        if not text or len(context.options) < 2:
             return []
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
         if len(line) > 2000:
             line_start = len(text) - 2000
             line = text[line_start:]
+        # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**"); a bold
+        # span alone completes nothing ("**Option B: 24 N**" heads a cut-off review). A line
+        # labelled as the result is complete as it stands: "Final speed ≈ 4.2 m/s".
+        if text.rstrip("*_")[-1:] not in _COMPLETE_END:
+            return self._labelled_result(context, lo, line_start, line)
         # The closing sentence is read as the whole last line: the line holds no newline and
         # ends in no blank (``text`` is stripped), so a search for its last sentence
         # (``(?:^|(?<=[.!?])\s++(?=[A-Z\\$])|\n)([^\n]*?)\s*$``) always matched at its start
@@ -295,12 +313,29 @@ class ClosingValue(PicksOne):
             ]  # fmt: skip
         value, hits = self._linked_value(context, text, line_start, line)
         if len(hits) != 1:
-            return []
+            return self._labelled_result(context, lo, line_start, line)
         start = lo + line_start
         return [
             context.candidate(
                 "commitment", start, lo + len(text), (hits[0],), value=value,
                 how=f"the closing result {value!r} is option {hits[0]}'s content",
+            )
+        ]  # fmt: skip
+
+    def _labelled_result(self, context: Context, lo: int, line_start: int, line: str) -> list[Candidate]:
+        """The closing line's result after one of the ``result_labels`` ("Final speed ≈ 4.2 m/s"),
+        when it states one option's content and the line doubts and supposes nothing."""
+        label = self._labelled.match(line) if self._labelled is not None else None
+        if label is None or any(words is not None and words.search(line) for words in (self._doubt, self._supposed)):
+            return []
+        value = _without_about(_without_closing_marks(line[label.end() :].strip()).strip(" \t:*_"))
+        hits = value_letters(value, context.options, context.question) if 0 < len(value) <= self.max_value else []
+        if len(hits) != 1:
+            return []
+        return [
+            context.candidate(
+                "commitment", lo + line_start, lo + line_start + len(line), (hits[0],), value=value,
+                how=f"the closing result {value!r}, labelled as the result, is option {hits[0]}'s content",
             )
         ]  # fmt: skip
 

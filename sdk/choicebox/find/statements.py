@@ -196,7 +196,9 @@ class AnswerStatement(PicksOne):
     ..." is an acronym in prose). A noun right after one of the ``mentions`` ("the wrong
     answer is", "a tempting answer is") names an answer the response does not give.
     ``final_qualifiers`` ("final", "overall") make it an explicit final marker. ``links`` are
-    the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too. A
+    the verbs between noun and payload ("is", "would be"); a colon, "=" and a dash link too.
+    ``adverbs`` may follow a verb link, or stand between commas before it: "the answer is
+    therefore B", "the answer is hence **B**", "The answer, therefore, is B". A
     conditional link ("would be") in a sentence that opens with one of the ``conditions`` ("if",
     "suppose") is a supposition, not an answer. A statement after a part named by one of the
     ``part_words`` ("For part (a) the answer is E", "For case (b), the answer is") answers that
@@ -213,6 +215,7 @@ class AnswerStatement(PicksOne):
     qualifiers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     links: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
+    adverbs: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     part_words: tuple[str, ...] = attrs.field(default=("part",), converter=word_list, validator=valid_words)
     payload: Leniency = "lenient"
@@ -233,11 +236,15 @@ class AnswerStatement(PicksOne):
         set_("_qualifier_before", re.compile(rf"{qualifier}\s++(?:{qualifier}\s++)?$"))
         set_("_final", re.compile(alternation(self.final_qualifiers)))
         links = alternation(self.links)
+        # An adverb after the verb, or between commas before it (a colon or a dash takes none).
+        adverb = rf"(?:,?[ \t]++{alternation(self.adverbs)}\b,?)?" if self.adverbs else ""
+        aside = rf"(?:,[ \t]*+{alternation(self.adverbs)},(?=[ \t]))?" if self.adverbs else ""
         set_(
             "_rest",
             re.compile(
                 r"(?:\s++(?:choice|option|letter))?"
                 r"(?:\s++(?:here|then|now))?"  # "the right option here is B"
+                + aside +
                 # "Answer (letter only):", "Answer (A-D):": a remark on the format.
                 r"(?:[ \t]*+\([^()\n]{2,24}\))?"  # "answer (I) is correct": a letter is no remark
                 r"(?P<part>\s++(?:to|for|of)\s++(?:the\s++)?(?:part|question|sub-?question)?\s*+"
@@ -249,7 +256,7 @@ class AnswerStatement(PicksOne):
                 r"(?:question|problem|multiple[-\s]choice\s++question))?"
                 # "[Answer] A": a bracketed label (``find`` checks the bracket that opens it).
                 # "| **Answer** | **G** |": a table row, the answer in the next cell.
-                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b|\s*+[:：=→]|[ \t]*+\|(?=[ \t*_(])|\s++[-–—]\s)|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
+                rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b{adverb}|\s*+[:：=→]|[ \t]*+\|(?=[ \t*_(])|\s++[-–—]\s)|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
                 # A heading: "### Final Answer", "**Final Answer**" alone on its line.
                 r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
             ),
@@ -422,11 +429,12 @@ class AnswerLabel(PicksOne):
     phrase followed by its payload ("Die Antwort ist (D)", "答えは B").
 
     ``labels`` need a colon after them (or a spaced dash, or a bracketed letter: "ответ (H)"),
-    ``phrases`` do not; both are literal, any script.
-    """
+    ``phrases`` do not; both are literal, any script. ``adverbs`` may follow a phrase ("Die
+    richtige Antwort ist daher **D**", "La respuesta es, por lo tanto, B")."""
 
     labels: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    adverbs: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     payload: Leniency = "lenient"
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -440,7 +448,8 @@ class AnswerLabel(PicksOne):
         labels = "|".join(_bounded(label) for label in self.labels)
         link = r"(?:[ \t*_]*+[:：]|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
         alternatives = [rf"(?:{labels}){link}"] if self.labels else []
-        alternatives += [rf"{_bounded(phrase)}[ \t*_]*+" for phrase in self.phrases]
+        adverb = rf"(?:,?[ \t]++{alternation(self.adverbs)}(?!\w),?)?" if self.adverbs else ""
+        alternatives += [rf"{_bounded(phrase)}{adverb}[ \t*_]*+" for phrase in self.phrases]
         pattern = "|".join(alternatives) or "(?!)"
         object.__setattr__(self, "_pattern", re.compile(pattern))
         # Before the pattern runs, test one word each entry cannot do without: an ASCII text can

@@ -89,7 +89,10 @@ class Conclusion:
     letter before them; a response cut off after more than ``cut_off_words`` words of
     unanswered work on a multi-part question commits to nothing. ``withdrawals`` ("no, that is
     wrong", "scratch that", "I'm not sure any more") after the concluding statement, within
-    ``withdrawal_reach`` characters and with no option named before them, withdraw it.
+    ``withdrawal_reach`` characters and with no option named before them, withdraw it;
+    ``explicit_withdrawals``, which name the answer ("I withdraw my answer", "I'll retract my
+    answer"), do so at any distance after it. Neither does in a sentence that holds one of the
+    ``withdrawal_conditions`` ("If I'm wrong, I withdraw my answer").
     """
 
     fillers: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
@@ -100,6 +103,8 @@ class Conclusion:
     opening_boilerplate: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     no_option_statements: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    explicit_withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    withdrawal_conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     withdrawal_reach: int = 200
     run_gap_words: int = 1
     run_gap_chars: int = 400
@@ -116,6 +121,8 @@ class Conclusion:
     _boilerplate: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _no_option: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _withdrawal: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+    _explicit_withdrawal: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
+    _withdrawal_condition: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
@@ -151,11 +158,10 @@ class Conclusion:
         set_(
             "_no_option", re.compile(rf"\b{alternation(self.no_option_statements)}", re.IGNORECASE)
         )
-        withdrawn = alternation(self.withdrawals) if self.withdrawals else None
-        set_(
-            "_withdrawal",
-            re.compile(rf"(?<![\w'’])(?:{withdrawn})\b", re.IGNORECASE) if withdrawn else None,
-        )
+        for name, entries in (("_withdrawal", self.withdrawals), ("_explicit_withdrawal", self.explicit_withdrawals)):
+            set_(name, re.compile(rf"(?<![\w'’])(?:{alternation(entries)})\b", re.IGNORECASE) if entries else None)
+        conditions = self.withdrawal_conditions
+        set_("_withdrawal_condition", re.compile(rf"\b{alternation(conditions)}\b", re.IGNORECASE) if conditions else None)
 
     # --- running the chain -----------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from typing import Final, Protocol, TypeAlias
 
 from choicebox.find import Candidate, Context, Extraction
 from choicebox.find._payload import BRACKETED_LETTER
+from choicebox.find._vocab import sentence_opening
 
 from ._policies import Outcome, Ruling, _extraction
 
@@ -40,6 +41,10 @@ class Vocabulary(Protocol):
     def cut_off_words(self) -> int: ...
     @property
     def _withdrawal(self) -> re.Pattern[str] | None: ...
+    @property
+    def _explicit_withdrawal(self) -> re.Pattern[str] | None: ...
+    @property
+    def _withdrawal_condition(self) -> re.Pattern[str] | None: ...
     @property
     def _correction(self) -> re.Pattern[str]: ...
     @property
@@ -182,24 +187,54 @@ _WORD_GOES_ON: Final = re.compile(r"[ \t]++[A-Za-z]")
 _NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]\b|\*\*[A-Z]\*\*", re.IGNORECASE)
 
 
+# What may stand right before a withdrawal: "..., so I'll retract my answer".
+_CONJUNCTION_ENDS: Final = re.compile(r"(?<![\w'’])(?:so|and|thus|therefore|hence|but)$", re.IGNORECASE)
+# Withdrawals that may go on with an object, and then withdraw nothing: "no need", "never mind the units".
+_TAKES_AN_OBJECT: Final = ("no", "never mind")
+_SENTENCE_END: Final = re.compile(r"[.!?\n]")
+
+
+def _withdrawals(policy: Vocabulary, s: Settling) -> list[re.Match[str]]:
+    """The withdrawals after the concluding statement, in text order: within reach, or, those that
+    name the answer, anywhere after it."""
+    last, text = s.last, s.text
+    near = policy._withdrawal
+    far = policy._explicit_withdrawal
+    found = list(near.finditer(text, last.end, min(s.hi, last.end + policy.withdrawal_reach))) if near else []
+    if far is not None:
+        found += far.finditer(text, last.end, s.hi)
+    return sorted(found, key=lambda match: match.start())
+
+
+def _supposed(policy: Vocabulary, text: str, match: re.Match[str]) -> bool:
+    """The withdrawal's sentence holds a condition: "If I'm wrong, I withdraw my answer", "I take
+    that back if the data are wrong"."""
+    condition = policy._withdrawal_condition
+    if condition is None:
+        return False
+    end = _SENTENCE_END.search(text, match.end(), match.end() + 300)
+    return condition.search(text, sentence_opening(text, match.start()), end.start() if end else match.end() + 300) is not None
+
+
 @_stage("withdrawal")
 def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
     """A concluding statement the response then withdraws without naming another option ("The
     answer is (A). Actually, no, that is not right, and I am not sure which one is.") leaves it
     committed to none: a response that ends committed to nothing commits to nothing (rule 8). The
     letter withdrawn is not a guess to fall back on, nor is any earlier one."""
-    pattern, last, text = policy._withdrawal, s.last, s.text
-    if pattern is None:
-        return None
-    for match in pattern.finditer(text, last.end, min(s.hi, last.end + policy.withdrawal_reach)):
-        # It opens its clause: right after the statement, or after a sign or a line break
-        # ("(B). Actually, no", "\\boxed{B} Scratch that", "Answer: B\nI'm not sure any more").
+    last, text = s.last, s.text
+    for match in _withdrawals(policy, s):
+        # It opens its clause: right after the statement, or after a sign, a line break or a
+        # conjunction ("(B). Actually, no", "\\boxed{B} Scratch that", "..., so I'll retract my
+        # answer").
         gap = text[last.end : match.start()]
         before = gap.rstrip(" \t*_")
-        if before and before[-1].isalnum():
+        if before and before[-1].isalnum() and not _CONJUNCTION_ENDS.search(before, max(0, len(before) - 12)):
             continue
-        if match.group().casefold().endswith("no") and _WORD_GOES_ON.match(text, match.end()):
-            continue  # "Wait, no need to check", "Actually, no doubt about it": no "no" of its own
+        if match.group().casefold().endswith(_TAKES_AN_OBJECT) and _WORD_GOES_ON.match(text, match.end()):
+            continue  # "Wait, no need to check", "Never mind the units": no withdrawal of its own
+        if _supposed(policy, text, match):
+            continue  # "If I'm wrong, I withdraw my answer"
         if before.endswith("?"):
             return None  # "Could (B) be wrong? Actually, no.": it answers a question, withdraws nothing
         if _NAMES_AN_OPTION.search(gap):

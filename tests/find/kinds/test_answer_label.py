@@ -168,6 +168,15 @@ def test_parameter_phrases_need_no_colon(tmp_path: Path, label: Built) -> None:
     assert plain.read("Die Antwort ist (D).") == "D"
 
 
+def test_parameter_adverbs_may_follow_a_phrase(tmp_path: Path, label: Built) -> None:
+    for output in ("Die richtige Antwort ist daher **D**.", "Die Antwort ist also D.",
+                   "La respuesta correcta es, por lo tanto, la D.", "La risposta corretta è quindi la D."):  # fmt: skip
+        assert label.read(output) == "D", output
+    assert label.read("Die Antwort ist also nicht D, sondern C.") != "D"
+    assert _step(tmp_path, adverbs=[]).read("Die richtige Antwort ist daher **D**.") is None
+    assert _step(tmp_path, adverbs=[]).read("Die richtige Antwort ist **D**.") == "D"
+
+
 @pytest.mark.parametrize(
     ("output", "lenient_reads", "strict_reads"),
     [("Antwort: C", "C", "C"), ("Antwort: (C)", "C", "C"), ("Antwort: C. optC", "C", None), ("Antwort: C weil", "C", None)],

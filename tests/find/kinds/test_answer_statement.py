@@ -370,6 +370,19 @@ def test_parameter_links_join_the_noun_to_its_payload(tmp_path: Path, statement:
     assert is_only.read("Answer: C") == "C"  # a colon links whatever the list
 
 
+def test_parameter_adverbs_may_follow_the_link_or_stand_between_commas_before_it(tmp_path: Path, statement: Built) -> None:
+    for output in ("The answer is therefore B.", "The answer is hence **B**.", "The answer, therefore, is B.",
+                   "The correct option is clearly (B)", "The answer is, in fact, B."):  # fmt: skip
+        assert statement.read(output) == "B", output
+    assert statement.read("The answer is therefore not B.") is None  # the payload still decides
+    assert statement.outcome("The answer is probably B or C.") == (None, "ambiguous")
+    assert statement.read("The answer is clearly wrong for B.") is None  # an adverb, then no payload
+    plain = _step(tmp_path, adverbs=[])
+    assert plain.read("The answer is hence **B**.") is None
+    assert plain.read("The answer, therefore, is B.") is None
+    assert plain.read("The answer is B.") == "B"
+
+
 def test_parameter_conditions_make_a_conditional_link_a_supposition(tmp_path: Path, statement: Built) -> None:
     output = "If the question meant kelvin, the answer would be C"
     assert statement.read(output) is None

@@ -186,6 +186,20 @@ def test_parameter_conditions_make_a_linked_value_supposed(tmp_path: Path) -> No
     )
 
 
+def test_parameter_result_labels_make_a_labelled_closing_line_complete(tmp_path: Path, closing: Built) -> None:
+    assert closing.read("v = 4.9 m/s here.\n\nFinal force ≈ 12 N", options=VALUES) == "C"
+    assert closing.read("Working.\n**Final force:** 12 N", options=VALUES) == "C"  # a colon links it too
+    assert closing.read("Working.\nFinal force: 12 N.", options=VALUES) == "C"
+    # it doubts, supposes, or states several options: nothing
+    assert closing.read("Working.\nFinal force is not 12 N", options=VALUES) is None
+    assert closing.read("Working.\nFinal force ≈ 12 N or 300 lines per mm", options=VALUES) is None
+    assert closing.read("Working.\nFinal force would be 12 N", options=VALUES) is None
+    # a line not labelled as the result still needs its closing mark
+    assert closing.read("Working.\nNet force ≈ 12 N", options=VALUES) is None
+    plain = one_kind(tmp_path, "closing_value", **{**robust_step("closing_value"), "result_labels": []})
+    assert plain.read("Working.\nFinal force ≈ 12 N", options=VALUES) is None
+
+
 FORCES = {"A": "12 N", "B": "24 N", "C": "36 N", "D": "48 N"}
 
 

@@ -80,3 +80,34 @@ def test_a_commitment_withdrawn_without_another_option_earns_nothing(stated: str
 )
 def test_a_withdrawal_about_something_else_withdraws_nothing(output: str) -> None:
     assert choicebox.grade(TEN_SAMPLE, output, mode="robust").extracted_answer == "B"
+
+
+REASONS = "The fort was built of red sandstone, and two forts of the era look alike in photographs. " * 4
+
+
+@pytest.mark.parametrize(
+    "withdrawn",
+    [
+        f"{REASONS}So I'll retract my answer rather than risk a wrong one.",  # it names the answer: any distance
+        f"{REASONS}I withdraw my answer.",
+        "I'm not confident, so I'll retract my answer.",  # after a conjunction
+        "Never mind, I am not sure which one is.",
+    ],
+)
+def test_a_withdrawal_that_names_the_answer_withdraws_it_at_any_distance(withdrawn: str) -> None:
+    verdict = choicebox.grade(TEN_SAMPLE, f"The answer is (B). {withdrawn}", mode="robust")
+    assert (verdict.extracted_answer, verdict.failure) == (None, "no_answer"), withdrawn
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "If I'm wrong, I withdraw my answer.",  # supposed
+        "I withdraw my answer if the data are wrong.",
+        "Should I withdraw my answer? No.",
+        "Never mind the units, they cancel.",  # "never mind" with an object withdraws nothing
+        f"{REASONS}Scratch that idea about the photographs.",  # a plain withdrawal, out of reach
+    ],
+)
+def test_a_supposed_or_distant_withdrawal_withdraws_nothing(kept: str) -> None:
+    assert choicebox.grade(TEN_SAMPLE, f"The answer is (B). {kept}", mode="robust").extracted_answer == "B", kept
