@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox import _grading
-from choicebox.find import _features, _payload
+from choicebox.find import _features, _payload, _readable
 from choicebox.find._features import SampleFeatures, _is_compound, _mostly_compound
 
 # Texts made of the pieces the patterns look for, so that matches are common.
@@ -128,7 +128,7 @@ def _readable_reference(text: str, options: Collection[str], stop: int | None) -
         ends = [at for at in range(end) if text[at] == closer]
         if closer == "\n" and end == n:
             ends.append(n)
-        skip = " \t" if closer != "\n" else _payload._LINE_END_DECORATION
+        skip = " \t" if closer != "\n" else _readable._LINE_END_DECORATION
         for at in ends:
             before = at - 1
             while before >= 0 and text[before] in skip:
@@ -164,7 +164,7 @@ def test_has_readable_letter_reads_what_the_capital_scan_read(
 ) -> None:
     options = sorted(letters)
     expected = _readable_reference(text, options, stop)
-    assert _payload.has_readable_letter(text, options, stop) is expected
+    assert _readable.has_readable_letter(text, options, stop) is expected
 
 
 _SEP_PIECES = [" ", "\t", "\n", "or", "and", "nor", "vs", "versus", "/", ",", "*", "$", "B", "(C)", "is", "was", "not",

@@ -190,3 +190,4 @@ def test_value_letters_are_every_option_the_value_states() -> None:
 def test_it_never_raises(value: str, option: str) -> None:
     assert isinstance(same_value(value, option), bool)
     assert same_value(value, value) or not value.strip()
+

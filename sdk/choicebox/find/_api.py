@@ -26,7 +26,8 @@ from choicebox._letters import OptionTexts, fold_letters
 from choicebox._regex import DEFAULT_TIMEOUT
 from choicebox.find._boxed import Box, BoxReading, find_boxes, read_box
 from choicebox.find._features import SampleFeatures, features_of
-from choicebox.find._payload import Payload, has_readable_letter
+from choicebox.find._payload import Payload
+from choicebox.find._readable import has_readable_letter
 
 # How many per-pattern timeouts one row's patterns may spend together (``Context.regex_left``).
 REGEX_BUDGET_TIMEOUTS: Final = 4
@@ -214,7 +215,7 @@ class Context:
 
     def has_letter(self, stop: int | None = None) -> bool:
         """Whether ``folded[:stop]`` holds an option letter a finder could read
-        (``choicebox.find._payload.has_readable_letter``), remembered: a finder whose statements all
+        (``choicebox.find._readable.has_readable_letter``), remembered: a finder whose statements all
         name letters finds nothing in a text without one."""
         known = self._readable.get(stop)
         if known is None:

@@ -15,10 +15,8 @@ past it), so a reading costs a bounded amount whatever the text around it holds.
 
 from __future__ import annotations
 
-import functools
 import re
-import string
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Final, Literal, NamedTuple
 
 import attrs
@@ -33,7 +31,6 @@ __all__ = [
     "PayloadKind",
     "PayloadReading",
     "fills_line",
-    "has_readable_letter",
     "in_listing",
     "letter_token",
     "lists_beside",
@@ -235,6 +232,12 @@ _LIST_GOES_ON: Final = re.compile(r"[*_$ \t\"'”’]*+(?:[.,;:!?)\]}/|&+]|\n|\Z
 _JUXTAPOSED: Final = re.compile(r"[ \t]*+(?=[(\[])")
 _JUXTAPOSED_CLOSED: Final = re.compile(r"[ \t]++(?=[A-Za-z][)\]])")
 _LETTERS_IN_BRACKETS: Final = re.compile(r"\(([A-Z]{2,6})\)")
+# A bracketed aside after a letter, before another: "B (dual therapy) or D (angiography)".
+_ASIDE: Final = re.compile(r"[ \t]*+\([^()\n]{1,120}\)(?=[ \t,]*+(?:or|veya|oder|ou|o|atau|hoặc|или|либо)[ \t])")
+# A separator that is a word ("or", "veya"), after which a capital followed by a word is a letter
+# still: "B veya A olabilir" (the article "A" follows a comma: "B, A common slip is ...").
+_WORD_SEPARATOR: Final = re.compile(r"[^\W\d_]")
+_CAPITAL_THEN_WORD: Final = re.compile(r"[*_]*+([A-HJ-Z])[*_]*+(?=[ \t]++[^\W\d_])")
 _WORD_AFTER: Final = re.compile(r"[ \t]++([a-z][a-z']*+)")
 # A word after "A" or "I" that says the letter is the answer ("A is correct", "I because ...");
 # read in place, "A and" / "A or" / "A with" also start a statement about the letter.
@@ -601,8 +604,12 @@ def _read_from(
     while True:
         follows = text[end] if end < n else ""  # what stands after the letters read so far
         sep = _SEP.match(text, end, n) if follows and _may_start(follows, _SEP_STARTS) else None
+        if sep is None and follows in (" ", "(") and not opened and (aside := _ASIDE.match(text, end, n)) is not None:
+            sep = _SEP.match(text, aside.end(), n)  # "B (dual therapy) or D"
         if sep is not None and sep.end() > end:
             more = letter_token(text, sep.end(), n, strict_end=True)
+            if more is None and _WORD_SEPARATOR.search(sep.group()) and (capital := _CAPITAL_THEN_WORD.match(text, sep.end(), n)):
+                more = (capital.end(1), capital.group(1), False, False)  # "B veya A olabilir"
             # "I" may be the pronoun ("A or I think ..."): a letter when the list goes on or ends.
             if more is not None and (more[2] or more[1] != "I" or opened or _LIST_GOES_ON.match(text, more[0], n)):
                 letters.append(more[1])
@@ -695,106 +702,3 @@ def _option_runs_past(text: str, p: int, at: int, limit: int, citations: OptionW
     if citations is None:
         return False
     return any(text_at(text, p, words, limit) > at for words in citations.values())
-
-
-# --- where letters can be read at all -------------------------------------------------------------
-
-_LINE_END_DECORATION: Final = " \t.!*_$`'\""
-_ASCII_LETTERS_AND_DIGITS: Final = string.ascii_letters + string.digits
-
-
-@functools.lru_cache(maxsize=256)
-def _letter_classes(options: tuple[str, ...]) -> bytes:
-    """A ``bytes.translate`` table for ASCII text: the capitals that are ``options`` to "L",
-    the other ASCII letters and digits to "w" (what ``isalnum`` and ``[A-Za-z0-9]`` are on
-    ASCII), every other character to a blank."""
-    table = bytearray(b" " * 256)
-    for char in _ASCII_LETTERS_AND_DIGITS:
-        table[ord(char)] = ord("L") if char.isupper() and char in options else ord("w")
-    return bytes(table)
-
-
-# What names a lowercase letter as an option: "option b is correct".
-_LETTER_LEADS: Final = ("option ", "Option ", "choice ", "Choice ")
-
-
-def has_readable_letter(text: str, options: Collection[str], stop: int | None = None) -> bool:
-    """Whether ``text[:stop]`` holds an option letter that ``letter_token`` reads, a lowercase
-    letter named as an option ("option b") or in brackets ("(d)", which may cite option D): a
-    letter a finder could take as an answer ("A car", "x = B", "U.S." are none).
-
-    The places a letter can stand are found with C-speed searches (a capital standing alone, a
-    lowercase letter in or before a bracket, a lowercase letter ending its line or the text) and
-    read one by one until one is a letter, so a text with letters costs a read or two."""
-    n = len(text)
-    end = n if stop is None else min(stop, n)
-
-    def reads(at: int) -> bool:
-        token = letter_token(text, at, min(n, at + MAX_PAYLOAD), strict_end=False)
-        return token is not None and token[1] in options
-
-    # A standalone option capital (no letter or digit of any script before it, no ASCII letter
-    # or digit after it) is found at C speed: each character is mapped to its class (an option
-    # capital, another ASCII letter or digit, anything else) and " L " is searched for. A
-    # character that is not ASCII is encoded as "?", anything else, so a capital after a letter
-    # of another script ("πA") is found too and refused by ``isalnum``. A capital before ``end``
-    # that is followed by a letter or digit at ``end`` or later is found as standalone by a
-    # search that stops at ``end``, and not here; ``letter_token`` reads past ``end`` and
-    # refuses it anyway.
-    marks = text.encode("ascii", "replace").translate(_letter_classes(tuple(options)))
-    classes = b" " + marks + b" "
-    at = classes.find(b" L ", 0, end + 2)  # at: the capital's index in ``text``
-    while at != -1:
-        if (at == 0 or not text[at - 1].isalnum()) and reads(at):
-            return True
-        at = classes.find(b" L ", at + 1, end + 2)
-    for opener in "([{":
-        at = text.find(opener, 0, end)
-        while at != -1:
-            after = at + 1
-            while after < n and text[after] in " \t":
-                after += 1
-            if after < n and text[after].islower() and (reads(at) or _cited_label_may_stand(text, opener, after, options)):
-                return True
-            at = text.find(opener, at + 1, end)
-    for closer in (*")]}", "\n"):
-        ends = []
-        at = text.find(closer, 0, end)
-        while at != -1:
-            ends.append(at)
-            at = text.find(closer, at + 1, end)
-        if closer == "\n" and end == n:
-            ends.append(n)  # the text's end ends its last line
-        skip = " \t" if closer != "\n" else _LINE_END_DECORATION
-        for at in ends:
-            before = at - 1
-            while before >= 0 and text[before] in skip:
-                before -= 1
-            if (
-                before >= 0
-                and text[before].islower()
-                and (before == 0 or not text[before - 1].isalnum())
-                and reads(before)
-            ):
-                return True
-    # "Therefore option b is correct.": a lowercase letter named as an option or a choice.
-    for lead in _LETTER_LEADS:
-        at = text.find(lead, 0, end)
-        while at != -1:
-            q = at + len(lead)
-            if (
-                q < end
-                and text[q].islower()
-                and text[q].upper() in options
-                and (q + 1 == n or not text[q + 1].isalnum())
-                and (at == 0 or not text[at - 1].isalnum())
-            ):
-                return True
-            at = text.find(lead, at + 1, end)
-    return False
-
-
-def _cited_label_may_stand(text: str, opener: str, at: int, options: Collection[str]) -> bool:
-    """"(d)" at ``at - 1``: a part label to ``letter_token``, but the citation of option D when
-    D's own text follows ("(d) Alexander Fleming"), which only a reader with the options tells."""
-    return opener == "(" == text[at - 1] and text.startswith(")", at + 1) and text[at].upper() in options

@@ -18,6 +18,7 @@ entries are tried first, so "most likely" wins over "likely".
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -27,6 +28,7 @@ from choicebox._errors import ParameterError
 
 __all__ = [
     "CLAUSE_ENDS",
+    "NEGATIVE_QUESTION",
     "alternation",
     "last_words",
     "nonempty_words",
@@ -39,6 +41,7 @@ __all__ = [
     "substring_list",
     "substrings",
     "valid_words",
+    "whole_words",
     "word_before",
     "word_list",
 ]
@@ -97,6 +100,15 @@ def alternation(entries: Sequence[str]) -> str:
     """A non-capturing group matching any of ``entries`` (see the module docstring)."""
     ordered = sorted(entries, key=len, reverse=True)
     parts = [_entry(entry) for entry in ordered]
+    return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
+
+
+def whole_words(entries: Sequence[str]) -> str:
+    """``alternation`` of ``entries`` as whole words, in the scripts that space their words; an
+    entry in one that does not (Chinese, Japanese) is found anywhere: "不对" in "这是不对的"."""
+    unspaced = [entry for entry in entries if unicodedata.name(entry[:1], "").startswith(("CJK", "HIRAGANA", "KATAKANA"))]
+    spaced = [entry for entry in entries if entry not in unspaced]
+    parts = ([rf"\b{alternation(spaced)}\b"] if spaced else []) + ([alternation(unspaced)] if unspaced else [])
     return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
 
 
@@ -217,3 +229,9 @@ def opens_sentence(low: str, at: int, *, ends: str = ".!?:\n") -> bool:
 
 # What ends a clause, for ``opens_sentence``: "Следовательно, ответ (H)" opens one.
 CLAUSE_ENDS: Final = ".!?:\n,;，。"
+
+# A question that asks for what is not so ("Which is NOT sedimentary?"): an option marked or
+# judged as what is so may be the one it does not ask for.
+NEGATIVE_QUESTION: Final = re.compile(
+    r"\b(?:not|except|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never)\b|n't\b", re.IGNORECASE
+)

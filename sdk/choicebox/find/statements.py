@@ -37,7 +37,8 @@ from ._api import (
     Which,
     register_step_kind,
 )
-from ._several import listed_with_values, one_per_case, one_per_condition, rest_of_sentence
+from ._several import rest_of_sentence
+from ._statement import may_give_option_text, option_by_text, statement_of, strictly
 from ._vocab import (
     CLAUSE_ENDS,
     alternation,
@@ -55,81 +56,12 @@ from ._vocab import (
 
 __all__ = ["AnswerLabel", "AnswerStatement", "ConcludingSentence", "FirstPersonPick"]
 
-_KIND_OF: Final[dict[str, StatementKind]] = {
-    "letter": "commitment",
-    "hedge": "hedge",
-    "retract": "retraction",
-    "none": "no_option",
-    "value": "value",
-}
-_STRICT_END: Final = re.compile(r"[\s*_`'\".!)\]]*+(?:\n|$)")
 # An answer line whose letter is followed by commentary, not by another question's option text.
 _COMMENTARY: Final = re.compile(
     r"(?i:(?:the|this|there|it|its|however|but|although|note|which|since|because|as|so|and|if|with)\b|[(\[])|"
     r".*\b(?i:answer|option|closest|calculat\w*|question|discrepanc\w*|error|correct|approximat\w*)\b"
 )
 _LINE_OPENERS: Final = ("", "the", "answer:", "answer: the")
-
-
-def _strictly(context: Context, reading: PayloadReading) -> PayloadReading:
-    """``payload: strict``: only a lone letter ending its line counts."""
-    if reading.kind == "letter" and not reading.tail and _STRICT_END.match(context.folded, reading.end):
-        return reading
-    return PayloadReading("empty", (), reading.end)
-
-
-def _statement(
-    context: Context,
-    reading: PayloadReading,
-    start: int,
-    *,
-    final: bool = False,
-    part: bool = False,
-    how: str,
-    origin: str = "labelled",
-    cue_end: int,
-    layout: str = "",
-) -> Candidate | None:
-    """The candidate a cue (``text[start:cue_end]``) and its payload reading make. A letter read
-    alone may open a list of letters each with a value, or one letter per condition: for every
-    cue, those name several options."""
-    kind = _KIND_OF.get(reading.kind)
-    if kind is None:
-        return None
-    if reading.cited:
-        how = f"{how} (an option cited by letter and text)"
-    candidate = context.candidate(
-        kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
-        value=reading.value or reading.tail, how=how, origin=origin,
-        cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
-    )  # fmt: skip
-    if candidate.kind == "commitment":
-        candidate = listed_with_values(context, candidate, reading.end)
-    if candidate.kind == "commitment":
-        candidate = one_per_condition(context, candidate, reading.end)
-    if candidate.kind == "commitment":
-        candidate = one_per_case(context, candidate, reading.end)
-    return candidate
-
-
-def _may_give_option_text(context: Context, low: str) -> bool:
-    """Some option's first word stands in the text (``low``): it may give that option's text."""
-    return any(low.find(words[0]) != -1 for words in context.features.citations().values())
-
-
-def _option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
-    """A value statement that gives exactly one option's whole text ("I'd go with Operant
-    conditioning") as a commitment to that option (rule 5); else ``None``, also when a letter
-    follows in its sentence ("I'd go with 12 N, which is (D)"): a letter, given, beats the content,
-    and is read as what it is."""
-    hits = context.features.matching_letters(candidate.value)
-    if len(hits) != 1:
-        return None
-    if BRACKETED_LETTER.search(context.folded, candidate.end, rest_of_sentence(context.folded, candidate.end)):
-        return None
-    return candidate._replace(
-        kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an option's text)", payload="option's text"
-    )
 
 
 def _part_before(part_words: tuple[str, ...]) -> re.Pattern[str]:
@@ -282,7 +214,7 @@ class AnswerStatement(PicksOne):
                 continue  # a bar links only a table's cells: "| Answer | G |"
             reading = read_at(text, rest.end(), min(len(text), rest.end() + MAX_PAYLOAD), citations=citations)
             if self.payload == "strict":
-                reading = _strictly(context, reading)
+                reading = strictly(context, reading)
             if reading.kind == "empty":
                 continue
             if ("would" in link or "could" in link) and self._condition.search(text, sentence_opening(text, head), head):
@@ -300,7 +232,7 @@ class AnswerStatement(PicksOne):
             how = "answer statement" if noun_is_primary else "qualified option statement"
             if heading:
                 how = f"{how} (a heading, the payload under it)"
-            candidate = _statement(
+            candidate = statement_of(
                 context, reading, head, final=final, part=part, how=how, cue_end=rest.end(),
                 layout="under a heading" if heading else "",
             )  # fmt: skip
@@ -310,7 +242,7 @@ class AnswerStatement(PicksOne):
                 # "### Final Answer\n\nVitamin B12 deficiency", "Correct Answer - Vitamin B12
                 # deficiency": under a heading or after a dash, an option's text counts, not prose
                 # (a paragraph after "## Answer" is no value to weigh).
-                candidate = _option_by_text(context, candidate)
+                candidate = option_by_text(context, candidate)
                 if candidate is None:
                     continue
             if candidate.kind == "value" and not link:
@@ -475,8 +407,8 @@ class AnswerLabel(PicksOne):
                 continue
             reading = read_at(text, match.end(), min(len(text), match.end() + 200), citations=citations)
             if self.payload == "strict":
-                reading = _strictly(context, reading)
-            candidate = _statement(context, reading, match.start(), how="answer label", cue_end=match.end())
+                reading = strictly(context, reading)
+            candidate = statement_of(context, reading, match.start(), how="answer label", cue_end=match.end())
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -514,7 +446,8 @@ class FirstPersonPick(PicksOne):
     B", or a superlative one: "the best one is C", "the closest would be (D)".
 
     ``verbs`` follow "I" or "we" (and a modal: "I'd", "I will"); ``superlatives`` follow "the";
-    ``openings`` pick with no subject where they open a sentence or a line ("Going with D.").
+    ``openings`` pick with no subject where they open a sentence or a line ("Going with D."),
+    maybe after one of the ``leading_words`` ("But if I have to pick one, D").
     ``withdrawals`` follow "I" like the verbs and withdraw the letter after them ("So I withdraw
     (B).", "I'm no longer confident in C"), when said, not asked, supposed or quoted: a
     retraction of it, which the correction stage applies to the commitments before it.
@@ -527,6 +460,7 @@ class FirstPersonPick(PicksOne):
     verbs: tuple[str, ...] = attrs.field(converter=word_list, validator=nonempty_words)
     superlatives: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     openings: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    leading_words: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     which: Which = "last"
@@ -594,7 +528,7 @@ class FirstPersonPick(PicksOne):
                 # Its first word is everywhere ("my", "final"): the pattern is run only where the
                 # word opens a sentence or a line, which the match must do (below).
                 starts = sorted(
-                    at for first in self._opening_gates for at in occurrences(low, first) if opens_sentence(low, at)
+                    at for first in self._opening_gates for at in occurrences(low, first) if self._opens(low, at)
                 )
                 found = [self._opening.match(low, at) for at in starts]
             else:
@@ -602,9 +536,16 @@ class FirstPersonPick(PicksOne):
             for match in found:
                 if match is None:
                     continue
-                if opens_sentence(low, match.start()):
+                if self._opens(low, match.start()):
                     matches.setdefault(match.start(), match)
         return [matches[at] for at in sorted(matches)]
+
+    def _opens(self, low: str, at: int) -> bool:
+        """``at`` opens its sentence, or follows a leading word that does ("But if I ...")."""
+        if opens_sentence(low, at):
+            return True
+        word = word_before(low, at).rstrip(",")
+        return word in self.leading_words and opens_sentence(low, low.rfind(word, 0, at))
 
     def _supposed(self, text: str, match: re.Match[str]) -> bool:
         """A conditional pick ("would", "could") in a sentence that opens with one of the
@@ -633,7 +574,7 @@ class FirstPersonPick(PicksOne):
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
-        if low is None or not (context.has_letter() or _may_give_option_text(context, low)):
+        if low is None or not (context.has_letter() or may_give_option_text(context, low)):
             return []  # every statement it reads names a letter, or gives an option's text
         text = context.folded
         citations = context.features.citations()
@@ -651,11 +592,11 @@ class FirstPersonPick(PicksOne):
                 continue
             if reading.kind not in ("letter", "hedge", "value"):
                 continue
-            candidate = _statement(
+            candidate = statement_of(
                 context, reading, match.start(), how="a first-person pick", origin="pick", cue_end=match.end()
             )
             if candidate is not None and candidate.kind == "value":
-                candidate = _option_by_text(context, candidate)
+                candidate = option_by_text(context, candidate)
             if candidate is None:
                 continue  # a pick names a letter, or an option by its text
             if self._supposed(text, match):
@@ -788,7 +729,7 @@ class ConcludingSentence(PicksOne):
             )
             if reading.kind not in ("letter", "value"):
                 continue
-            candidate = _statement(
+            candidate = statement_of(
                 context, reading, match.start(), how="a concluding sentence", origin="evaluation", cue_end=match.end()
             )
             if candidate is None or candidate.kind != "commitment" or candidate.letters[0] not in context.options:

@@ -11,7 +11,8 @@ import attrs
 from choicebox._errors import ParameterError
 from choicebox._letters import match_option_text
 from choicebox.find._features import norm_text
-from choicebox.find._payload import ANSWER_MARKS, Payload, has_readable_letter, read_payload
+from choicebox.find._payload import ANSWER_MARKS, Payload, read_payload
+from choicebox.find._readable import has_readable_letter
 
 from ._api import (
     Candidate,
@@ -293,14 +294,18 @@ class TaggedAnswer:
                 if close < start:
                     close = lowered.find(closer, start)
                     if close == -1:
-                        break
+                        # "<answer>D</answer" closing the output: a closer cut short of its ">"
+                        close = len(lowered.rstrip()) - len(closer) + 1
+                        if close < start or not lowered.startswith(closer[:-1], close):
+                            break
                 if close - start <= 2000:
                     content = context.text[start:close]
                     payload = read_payload(content, context.options, last_letter=False)
                     if self.payload == "strict" and not (len(content.strip()) == 1 and content.strip().isalpha()):
                         payload = Payload("empty")
                     candidate = payload_candidate(
-                        context, payload, start=at, end=close + len(closer), clean=True, detail="a tagged answer"
+                        context, payload, start=at, end=min(len(lowered), close + len(closer)), clean=True,
+                        detail="a tagged answer",
                     )
                     if candidate is not None:
                         found.append(candidate)

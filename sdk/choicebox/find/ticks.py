@@ -23,7 +23,7 @@ from typing import Final
 import attrs
 
 from choicebox.find._citation import text_at
-from choicebox.find._vocab import substring_list, substrings
+from choicebox.find._vocab import NEGATIVE_QUESTION, substring_list, substrings
 
 from ._api import Candidate, Context, PicksOne, picked, register_step_kind
 
@@ -44,10 +44,6 @@ _AFTER_TICK: Final = re.compile(r"[\ufe0f*_ \t|)\].]*+(?:$|[-–—:][ \t])")
 _CROSSES: Final = ("❌", "✗", "✘", "✖", "❎")
 # Another option's label on the line: "A) ✅ / B) ✅".
 _OTHER_LABEL: Final = re.compile(r"(?<![\w'’])[(\[]?([A-Z])[)\].:](?=[ \t]|$)")
-# A question that asks for what is not so: a tick may mark what is.
-_NEGATIVE_QUESTION: Final = re.compile(
-    r"\b(?:not|except|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never)\b|n't\b", re.IGNORECASE
-)
 
 
 @register_step_kind("ticked_option")
@@ -72,7 +68,7 @@ class TickedOption(PicksOne):
         lo, hi = context.window
         if not any(mark in text for mark in self.marks):
             return []  # most outputs: no tick at all
-        if _NEGATIVE_QUESTION.search(context.question):
+        if NEGATIVE_QUESTION.search(context.question):
             return []
         listing: list[tuple[int, int, str]] = []  # (start, end, letter) of each option line
         ticked: list[tuple[int, int, str]] = []

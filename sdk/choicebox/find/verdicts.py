@@ -19,6 +19,7 @@ from choicebox.find._payload import LETTER_SEPARATORS
 
 from ._api import Candidate, Context, PicksOne, Which, register_step_kind
 from ._vocab import (
+    NEGATIVE_QUESTION,
     alternation,
     last_words,
     nonempty_words,
@@ -171,6 +172,21 @@ class OptionVerdict(PicksOne):
             return self._supposition.search(text, sentence_opening(text, start), start) is not None
         return self._condition.search(text, max(0, start - 40), start) is not None
 
+    def _concludes_true(self, context: Context, low: str, start: int, anchor: re.Match[str]) -> bool:
+        """"Therefore (D) must be true." for "Which must be true?": one of the ``openers`` and
+        nothing else before the letter in its sentence, the verdict closing it, and a question
+        that asks what is true (not what is not: "(D) is true" may be what it does not ask for)."""
+        if self._subject_opening is None or "true" not in context.question.lower() or NEGATIVE_QUESTION.search(context.question):
+            return False
+        opening = sentence_opening(low, start)
+        lead = self._subject_opening.fullmatch(low, opening, start)
+        return (
+            lead is not None
+            and any(ch.isalpha() for ch in low[opening:start])  # an opener, not markup alone
+            and _ENDS_SENTENCE.match(low, anchor.end()) is not None
+            and not self._supposed(low, anchor, start)
+        )
+
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
         if low is None:
@@ -220,7 +236,14 @@ class OptionVerdict(PicksOne):
                 # is set in bold alone ("**A** is the most consistent with the data").
                 continue
             if anchor["adj"] == "true":
-                if before["lead"] and len({m.group(1) for m in _JUDGED.finditer(text)}) == 1:
+                if self._concludes_true(context, low, before.start(), anchor):
+                    found.append(
+                        context.candidate(
+                            "commitment", before.start(), anchor.end(), (letter,), how="an option concluded true",
+                            origin="evaluation",
+                        )
+                    )  # fmt: skip
+                elif before["lead"] and len({m.group(1) for m in _JUDGED.finditer(text)}) == 1:
                     found.append(
                         context.candidate(
                             "stray", before.start(), anchor.end(), (letter,), how="a statement judged true",

@@ -35,7 +35,14 @@ import attrs
 from choicebox._errors import ParameterError
 from choicebox.find import Candidate, Context, Extraction
 from choicebox.find._values import value_letters
-from choicebox.find._vocab import alternation, nonempty_words, opens_line, valid_words, word_list
+from choicebox.find._vocab import (
+    alternation,
+    nonempty_words,
+    opens_line,
+    valid_words,
+    whole_words,
+    word_list,
+)
 
 from ._policies import (
     ChainEntry,
@@ -128,8 +135,8 @@ class Conclusion:
         set_ = functools.partial(object.__setattr__, self)
         set_("_named_stages", tuple((name, STAGES[name]) for name in self.stages))
         set_("_filler", frozenset(word for entry in self.fillers for word in entry.split()))
-        set_("_correction", re.compile(rf"\b{alternation(self.correction_cues)}\b", re.IGNORECASE))
-        set_("_revision", re.compile(rf"\b{alternation(self.revision_cues)}\b", re.IGNORECASE))
+        set_("_correction", re.compile(whole_words(self.correction_cues), re.IGNORECASE))
+        set_("_revision", re.compile(whole_words(self.revision_cues), re.IGNORECASE))
         words = alternation(self.part_words)
         later = alternation(self.later_parts)
         # A part marker opens a sentence (its end mark maybe inside bold: "(D).**"), a line or a

@@ -191,7 +191,8 @@ _NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]
 _CONJUNCTION_ENDS: Final = re.compile(r"(?<![\w'’])(?:so|and|thus|therefore|hence|but)$", re.IGNORECASE)
 # Withdrawals that may go on with an object, and then withdraw nothing: "no need", "never mind the units".
 _TAKES_AN_OBJECT: Final = ("no", "never mind")
-_SENTENCE_END: Final = re.compile(r"[.!?\n]")
+# Where a withdrawal's clause ends: "Actually, no — I assumed x" supposes nothing.
+_CLAUSE_END: Final = re.compile(r"[.!?\n,;:—–]")
 
 
 def _withdrawals(policy: Vocabulary, s: Settling) -> list[re.Match[str]]:
@@ -207,12 +208,12 @@ def _withdrawals(policy: Vocabulary, s: Settling) -> list[re.Match[str]]:
 
 
 def _supposed(policy: Vocabulary, text: str, match: re.Match[str]) -> bool:
-    """The withdrawal's sentence holds a condition: "If I'm wrong, I withdraw my answer", "I take
-    that back if the data are wrong"."""
+    """A condition stands before the withdrawal in its sentence, or after it in its clause: "If
+    I'm wrong, I withdraw my answer", "I take that back if the data are wrong"."""
     condition = policy._withdrawal_condition
     if condition is None:
         return False
-    end = _SENTENCE_END.search(text, match.end(), match.end() + 300)
+    end = _CLAUSE_END.search(text, match.end(), match.end() + 300)
     return condition.search(text, sentence_opening(text, match.start()), end.start() if end else match.end() + 300) is not None
 
 

@@ -215,6 +215,25 @@ def test_several_letters_are_ambiguous(statement: Built) -> None:
 @pytest.mark.parametrize(
     "output",
     [
+        "The answer is either B (optB) or D (optD), depending on the dose.",  # an aside between them
+        "The answer is B (the second one), or D.",
+        "The answer is B veya A olabilir.",  # a word separator: "A" then a word is a letter still
+        "The answer is B or A could be.",
+    ],
+)
+def test_letters_with_asides_or_words_after_them_are_still_a_hedge(statement: Built, output: str) -> None:
+    assert statement.outcome(output) == (None, "ambiguous")
+
+
+def test_an_aside_or_an_article_that_no_letter_follows_is_no_hedge(statement: Built) -> None:
+    assert statement.read("The answer is B (optB).") == "B"
+    assert statement.read("The answer is B (optB) and D is wrong.") == "B"
+    assert statement.read("The answer is B, A common slip is to pick D.") == "B"  # "A" after a comma: the article
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
         "The correct answers are A: 100.00 MHz, B: 50 kHz, C: 12.5 kHz, and D: 4.",
         "The answer is (A): 12 N; (C): 4 N.",
     ],

@@ -156,6 +156,14 @@ def test_parameter_openings_pick_with_no_subject_where_they_open_a_sentence(tmp_
     assert _step(tmp_path, openings=[]).read("Going with D.") is None
 
 
+def test_parameter_leading_words_may_stand_before_an_opening(tmp_path: Path, pick: Built) -> None:
+    assert pick.read("Both B and D fit. But if I have to pick one, D, because it explains more.") == "D"
+    assert pick.read("Both fit. Well, going with D.") == "D"
+    assert pick.read("Both fit. Nobut going with D.") is None  # a word, not a leading word
+    assert _step(tmp_path, leading_words=[]).read("Both fit. Well, going with D.") is None
+    assert _step(tmp_path, leading_words=[]).read("Both fit. Going with D.") == "D"
+
+
 def test_parameter_conditions_make_a_conditional_pick_hypothetical(tmp_path: Path, pick: Built) -> None:
     supposed = "If the gas were ideal, I would go with B."
     assert pick.read(supposed) is None

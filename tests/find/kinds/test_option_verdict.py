@@ -105,6 +105,21 @@ def test_an_option_judged_true_is_a_stray_letter_only_when_no_other_is_judged(tm
     assert found.kind == "stray"
 
 
+def test_an_option_concluded_true_answers_a_question_that_asks_what_is_true(tmp_path: Path) -> None:
+    weighed = _step(tmp_path, resolve=CONCLUSION)
+    asks = "Which one of the following must be true?"
+    review = "(A) G is second. True in one order only.\n(D) K is last. True in both.\n\n"
+    for output in (f"{review}Therefore (D) must be true.", f"{review}So, **D** is true.", "(A) is false.\nThus, (D) is true."):
+        assert weighed.read(output, options=TEN, question=asks) == "D", output
+    # not where the question asks what is not so, nor without a conclusion word, nor supposed
+    assert weighed.read(f"{review}Therefore (D) must be true.", options=TEN, question="Which CANNOT be true?") is None
+    assert weighed.read(f"{review}(D) must be true.", options=TEN, question=asks) is None
+    assert weighed.read(f"{review}If so, (D) must be true.", options=TEN, question=asks) is None
+    assert weighed.read(f"{review}Therefore (D) must be true, if the order holds.", options=TEN, question=asks) is None
+    assert weighed.read(f"{review}Therefore (D) must be true.", options=TEN, question="Which is largest?") is None
+    assert _step(tmp_path, resolve=CONCLUSION, openers=[]).read(f"{review}Therefore (D) must be true.", options=TEN, question=asks) is None
+
+
 @pytest.mark.parametrize(
     "output", ["(A) or (B) is correct.", "Either (A) or (B) is correct.", "A or B is the best choice.", "Option A or option B is correct."]
 )

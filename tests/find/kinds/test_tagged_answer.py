@@ -87,3 +87,14 @@ def test_parameter_payload_strict_reads_a_lone_letter_only(
 ) -> None:
     assert tagged.read(output) == lenient_reads
     assert one_kind(tmp_path, "tagged_answer", payload="strict").read(output) == strict_reads
+
+
+def test_a_closer_cut_short_of_its_bracket_closes_the_output() -> None:
+    from rule_files import ROBUST
+
+    options = {"A": "0", "B": "1", "C": "1/3", "D": "3"}
+    assert ROBUST.read("<think>\nSo the limit is 3.\n</think>\n<answer>D</answer", options=options) == "D"
+    assert ROBUST.read("<answer>D</answer\n", options=options) == "D"
+    # only at the very end: elsewhere it is no closer, and a shorter stub is none
+    assert ROBUST.read("<answer>D</answer and then more text about it", options=options) is None
+    assert ROBUST.read("<answer>D</ans", options=options) is None

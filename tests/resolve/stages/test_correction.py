@@ -38,3 +38,11 @@ def test_a_correction_of_the_only_commitment_leaves_none(tmp_path: Path) -> None
 def test_a_correction_withdraws_only_its_own_letter() -> None:
     assert ROBUST.read("The answer is (D). Later: the answer is (C) is incorrect.", options=TEN) == "D"
     assert ROBUST.read("The answer is (D) is incorrect. The correct answer is (I).", options=TEN) == "I"
+
+
+def test_a_correction_cue_in_a_script_without_spaces_is_read_inside_its_words() -> None:
+    # "不对" (not right) opens the correction; in Chinese no blank marks where a word starts.
+    output = "所以 a₁₀ = 32。\n答案：C\n\n不对，重新检查一下。a₁₀ = 29。\n\n因此正确答案是 D。"
+    assert ROBUST.read(output, options={"A": "27", "B": "30", "C": "32", "D": "29"}) == "D"
+    restated = "答案：C\n这是对的。答案：D"  # "对" (right) is no correction
+    assert ROBUST.outcome(restated, options={"A": "27", "B": "30", "C": "32", "D": "29"}) == (None, "conflicting")

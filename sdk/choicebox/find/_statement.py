@@ -1,0 +1,84 @@
+"""The candidate an answer statement makes: a cue and the payload read after it, converted once
+(``statement_of``), for every kind in ``statements`` and ``picks``."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from choicebox.find._payload import BRACKETED_LETTER, PayloadReading
+
+from ._api import Candidate, Context, StatementKind
+from ._several import listed_with_values, one_per_case, one_per_condition, rest_of_sentence
+
+__all__ = ["may_give_option_text", "option_by_text", "statement_of", "strictly"]
+
+_KIND_OF: Final[dict[str, StatementKind]] = {
+    "letter": "commitment",
+    "hedge": "hedge",
+    "retract": "retraction",
+    "none": "no_option",
+    "value": "value",
+}
+_STRICT_END: Final = re.compile(r"[\s*_`'\".!)\]]*+(?:\n|$)")
+
+
+def strictly(context: Context, reading: PayloadReading) -> PayloadReading:
+    """``payload: strict``: only a lone letter ending its line counts."""
+    if reading.kind == "letter" and not reading.tail and _STRICT_END.match(context.folded, reading.end):
+        return reading
+    return PayloadReading("empty", (), reading.end)
+
+
+def statement_of(
+    context: Context,
+    reading: PayloadReading,
+    start: int,
+    *,
+    final: bool = False,
+    part: bool = False,
+    how: str,
+    origin: str = "labelled",
+    cue_end: int,
+    layout: str = "",
+) -> Candidate | None:
+    """The candidate a cue (``text[start:cue_end]``) and its payload reading make. A letter read
+    alone may open a list of letters each with a value, or one letter per condition: for every
+    cue, those name several options."""
+    kind = _KIND_OF.get(reading.kind)
+    if kind is None:
+        return None
+    if reading.cited:
+        how = f"{how} (an option cited by letter and text)"
+    candidate = context.candidate(
+        kind, start, reading.end, reading.letters, final=final, part=part or reading.part,
+        value=reading.value or reading.tail, how=how, origin=origin,
+        cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
+    )  # fmt: skip
+    if candidate.kind == "commitment":
+        candidate = listed_with_values(context, candidate, reading.end)
+    if candidate.kind == "commitment":
+        candidate = one_per_condition(context, candidate, reading.end)
+    if candidate.kind == "commitment":
+        candidate = one_per_case(context, candidate, reading.end)
+    return candidate
+
+
+def may_give_option_text(context: Context, low: str) -> bool:
+    """Some option's first word stands in the text (``low``): it may give that option's text."""
+    return any(low.find(words[0]) != -1 for words in context.features.citations().values())
+
+
+def option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
+    """A value statement that gives exactly one option's whole text ("I'd go with Operant
+    conditioning") as a commitment to that option (rule 5); else ``None``, also when a letter
+    follows in its sentence ("I'd go with 12 N, which is (D)"): a letter, given, beats the content,
+    and is read as what it is."""
+    hits = context.features.matching_letters(candidate.value)
+    if len(hits) != 1:
+        return None
+    if BRACKETED_LETTER.search(context.folded, candidate.end, rest_of_sentence(context.folded, candidate.end)):
+        return None
+    return candidate._replace(
+        kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an option's text)", payload="option's text"
+    )
