@@ -228,6 +228,8 @@ _QUALIFIER: Final = re.compile(
     r"\s++(?:of|from|for|in|at|on|with|when|above|below|after|before|relative)\b", re.IGNORECASE
 )
 _COMPLETE_END: Final = ".!$])"
+# A lone letter as a labelled result: "C", "(C)", "C.".
+_LONE_LETTER: Final = re.compile(r"[(\[]?([A-Z])[)\]]?\.?")
 # A result announced on the line before its value: "So the minimum vertex cover is:\n\n[3, 4]".
 _LINK_ENDING: Final = re.compile(
     r"(?:=|≈|\b(?:is|are|equals)|\bgives\s++us|\bwe\s++get)[ \t]*+:?[ \t*_]*+$"
@@ -323,19 +325,25 @@ class ClosingValue(PicksOne):
         ]  # fmt: skip
 
     def _labelled_result(self, context: Context, lo: int, line_start: int, line: str) -> list[Candidate]:
-        """The closing line's result after one of the ``result_labels`` ("Final speed ≈ 4.2 m/s"),
-        when it states one option's content and the line doubts and supposes nothing."""
+        """The closing line's result after one of the ``result_labels`` ("Final speed ≈ 4.2 m/s",
+        "**Verdict:** Adverse possession", "**Verdict: C**"), when it is one option's content or a
+        lone option letter and the line doubts and supposes nothing."""
         label = self._labelled.match(line) if self._labelled is not None else None
         if label is None or any(words is not None and words.search(line) for words in (self._doubt, self._supposed)):
             return []
         value = _without_about(_without_closing_marks(line[label.end() :].strip()).strip(" \t:*_"))
-        hits = value_letters(value, context.options, context.question) if 0 < len(value) <= self.max_value else []
+        lone = _LONE_LETTER.fullmatch(value)
+        if lone is not None:
+            hits = [lone[1]] if lone[1] in context.options else []
+        else:
+            hits = value_letters(value, context.options, context.question) if 0 < len(value) <= self.max_value else []
         if len(hits) != 1:
             return []
+        what = f"letter {hits[0]}" if lone else f"{value!r}, option {hits[0]}'s content"
         return [
             context.candidate(
-                "commitment", lo + line_start, lo + line_start + len(line), (hits[0],), value=value,
-                how=f"the closing result {value!r}, labelled as the result, is option {hits[0]}'s content",
+                "commitment", lo + line_start, lo + line_start + len(line), (hits[0],), value="" if lone else value,
+                how=f"the closing result, labelled as the result: {what}",
             )
         ]  # fmt: skip
 

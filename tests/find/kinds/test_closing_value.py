@@ -198,6 +198,12 @@ def test_parameter_result_labels_make_a_labelled_closing_line_complete(tmp_path:
     assert closing.read("Working.\nNet force ≈ 12 N", options=VALUES) is None
     plain = one_kind(tmp_path, "closing_value", **{**robust_step("closing_value"), "result_labels": []})
     assert plain.read("Working.\nFinal force ≈ 12 N", options=VALUES) is None
+    # a lone letter as the labelled result: "**Verdict: C**" (and nothing said of it)
+    assert closing.read("| C | fits | ✅ |\n\n**Verdict: C**", options=VALUES) == "C"
+    assert closing.read("Review.\n**Verdict:** 12 N.", options=VALUES) == "C"
+    assert closing.read("Review.\nVerdict: C is wrong", options=VALUES) is None
+    assert closing.read("Review.\nVerdict: E", options=VALUES) is None  # no option
+    assert plain.read("Review.\n**Verdict: C**", options=VALUES) is None
 
 
 FORCES = {"A": "12 N", "B": "24 N", "C": "36 N", "D": "48 N"}

@@ -156,6 +156,13 @@ def test_parameter_openings_pick_with_no_subject_where_they_open_a_sentence(tmp_
     assert _step(tmp_path, openings=[]).read("Going with D.") is None
 
 
+def test_a_pick_between_letters_is_a_hedge() -> None:
+    from rule_files import ROBUST
+
+    assert ROBUST.outcome("So the answer is A. But D fails too. I'm torn between A and D; I can't pick one.") == (None, "ambiguous")
+    assert ROBUST.read("I was torn between A and D at first. After checking, the answer is D.") == "D"
+
+
 def test_parameter_leading_words_may_stand_before_an_opening(tmp_path: Path, pick: Built) -> None:
     assert pick.read("Both B and D fit. But if I have to pick one, D, because it explains more.") == "D"
     assert pick.read("Both fit. Well, going with D.") == "D"
