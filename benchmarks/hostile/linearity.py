@@ -15,7 +15,8 @@ are the ones that once made a pattern backtrack (issue 12):
 * ``unicode``: ``n`` characters of seeded random Unicode
 * ``ticks``, ``rules``, ``criteria``, ``conditions``, ``arrows``: the shapes of the kinds added
   later (ticked options, lines under a rule, criterion statements, one letter per condition, a
-  letter after an arrow), repeated
+  letter after an arrow), repeated; then ``leads`` ... ``remarks`` and ``adverbs`` ...
+  ``sentences``, those of later rules
 
 Usage::
 
@@ -73,6 +74,13 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "withdrawals": lambda n: "I withdraw (B) " * (n // 15),
     "labels": lambda n: "ans: answer: ans " * (n // 17),
     "remarks": lambda n: "The answer is S phase (" + "synthesis " * (n // 10),
+    # a later session's: adverbs after links, asides between hedged letters, withdrawals of the
+    # answer with conditions, a labelled closing line, an option's text as a long sentence
+    "adverbs": lambda n: "The answer, therefore, is therefore " * (n // 36),
+    "asides": lambda n: "The answer is B (green) or " * (n // 27),
+    "retractions": lambda n: "The answer is (B). If so, I'll retract my answer, " * (n // 50),
+    "verdicts": lambda n: "Verdict: " + "blue " * (n // 5),
+    "sentences": lambda n: "red " * (n // 4) + "is red.",
 }
 
 
