@@ -288,7 +288,6 @@ _KNOWN_MISSES_4 = {
 # first measured, as before those rules; two of its misses are read since (one letter per case).
 _STYLES_FIXTURE_5 = Path(__file__).parents[1] / "fixtures" / "answer_styles_5.jsonl"
 _KNOWN_MISSES_5 = {
-    22: "a closing value in mol/L for an option in M: a unit's other name is not known",
     30: "'... I don't think I should present (E) as the answer — I'm withdrawing it.' more than "
     "withdrawal_reach characters after the answer",
 }
@@ -300,7 +299,13 @@ _KNOWN_MISSES_5 = {
 # first measured; rows 120-219, held out while the first set's rules were written, 89 before and
 # after them.
 _STYLES_FIXTURE_6 = Path(__file__).parents[1] / "fixtures" / "answer_styles_6.jsonl"
-_KNOWN_MISSES_6: dict[int, str] = {}
+_KNOWN_MISSES_6 = {
+    189: "the closing sentence ends in option D's long text, with no letter ('The court should admit "
+    "the statement as an excited utterance, because ...'): read so, options framed as mentions were "
+    "read too ('The trap answer says that ...')",
+    190: "the first sentence is option C's long text ('No, because the neighbor's use was permissive "
+    "rather than adverse.'): read so, a review restating the options was read too",
+}
 
 
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:

@@ -176,8 +176,11 @@ def test_value_letters_are_every_option_the_value_states() -> None:
     # An option the value is, as text, wins over those it states as a value.
     assert value_letters("24 N", options) == ["A"]
     assert value_letters("24", {"A": "24 N", "B": "24.0"}) == ["B"]
-    # "24 newtons" states a bare "24" when the question asks for newtons: two options, no single one.
-    assert value_letters("24.0 newtons", options, "What is the force, in newtons?") == ["B", "C"]
+    # "24 newtons" states a bare "24" when the question asks for newtons, and "newtons" is "N" spelt
+    # out: three options, no single one.
+    assert value_letters("24.0 newtons", options, "What is the force, in newtons?") == ["A", "B", "C"]
+    assert value_letters("2 ohms", {"A": "22 Ω", "B": "2 Ω"}) == ["B"]  # a unit's name is its symbol
+    assert value_letters("0.25 mol/L", {"A": "0.25 M", "B": "0.5 M"}) == ["A"]
     assert value_letters("24.0 x", options, "Solve for x.") == []  # a variable is no unit
     assert value_letters("26", options) == []
 

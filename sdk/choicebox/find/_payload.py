@@ -224,7 +224,8 @@ LETTER_SEPARATORS: Final = (
 )
 _SEP: Final = re.compile(
     rf"[*_$\s]*+(?:{LETTER_SEPARATORS})[*_$\s]*+"
-    r"(?:(?:or|and|also|maybe|possibly|perhaps|either)\b[*_$\s]*+)?(?:options?\s++|choices?\s++)?",
+    r"(?:(?:or|and|also|maybe|possibly|perhaps|either)\b[*_$\s]*+)?(?:options?\s++|choices?\s++)?"
+    r"(?:(?:la|el|le|il|lo)[ \t]++(?=[A-Z]\b))?",  # "la B o la C"
     re.IGNORECASE,
 )
 # After a last listed "I": the list ends ("A or I.", a quoted JSON value "A or I"}) or goes on.
@@ -677,6 +678,9 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
         return PayloadReading("none", (), p + 4)
     end = _VALUE_END.search(text, p, stop)
     value_end = end.start() if end else stop
+    if end is not None and text[value_end] == "," and citations:
+        # "Yes, because the landowner knew ...": an option's own text runs past the comma.
+        value_end = max(value_end, *(text_at(text, p, words, stop) for words in citations.values()))
     contrast = CONTRAST.search(text, p, value_end)
     if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
         value_end = contrast.start()

@@ -184,6 +184,22 @@ def _facts(text: str) -> _Facts:
     return _Facts(_item(text), items, factorial)
 
 
+# A unit spelt out, and its symbol as ``norm_text`` writes it: "2 ohms" is "2 Ω", "0.5 mol/L" is
+# "0.5 M" ("M" and "m" are one to ``norm_text``: a question's options never mix them).
+_UNIT_SYMBOLS: Final = {
+    **dict.fromkeys(("ohm", "ohms"), "ω"), **dict.fromkeys(("kiloohm", "kiloohms", "kohm", "kohms"), "kω"),
+    **dict.fromkeys(("volt", "volts"), "v"), **dict.fromkeys(("amp", "amps", "ampere", "amperes"), "a"),
+    **dict.fromkeys(("watt", "watts"), "w"), **dict.fromkeys(("joule", "joules"), "j"),
+    **dict.fromkeys(("newton", "newtons"), "n"), "hertz": "hz",
+    **dict.fromkeys(("sec", "secs", "second", "seconds"), "s"),
+    **dict.fromkeys(("meter", "meters", "metre", "metres"), "m"),
+    **dict.fromkeys(("gram", "grams"), "g"), **dict.fromkeys(("kilogram", "kilograms"), "kg"),
+    **dict.fromkeys(("liter", "liters", "litre", "litres"), "l"),
+    **dict.fromkeys(("mol/l", "moll^-1", "mol·l^-1", "moldm^-3", "molar"), "m"),
+    **dict.fromkeys(("degreescelsius", "degreecelsius"), "°c"), "percent": "%",
+}  # fmt: skip
+
+
 def _same_item(value: _Item, option: _Item, units: frozenset[str]) -> bool:
     if value.text == option.text:
         return True
@@ -194,7 +210,11 @@ def _same_item(value: _Item, option: _Item, units: frozenset[str]) -> bool:
     return (
         theirs is not None
         and mine.number == theirs.number
-        and (mine.unit == theirs.unit or (not theirs.unit and mine.unit in units))
+        and (
+            mine.unit == theirs.unit
+            or _UNIT_SYMBOLS.get(mine.unit, mine.unit) == _UNIT_SYMBOLS.get(theirs.unit, theirs.unit)
+            or (not theirs.unit and mine.unit in units)
+        )
     )
 
 

@@ -233,5 +233,5 @@ CLAUSE_ENDS: Final = ".!?:\n,;，。"
 # A question that asks for what is not so ("Which is NOT sedimentary?"): an option marked or
 # judged as what is so may be the one it does not ask for.
 NEGATIVE_QUESTION: Final = re.compile(
-    r"\b(?:not|except|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never)\b|n't\b", re.IGNORECASE
+    r"\b(?:not|except|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never|fails?)\b|n't\b", re.IGNORECASE
 )

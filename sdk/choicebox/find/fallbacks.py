@@ -228,6 +228,10 @@ _QUALIFIER: Final = re.compile(
     r"\s++(?:of|from|for|in|at|on|with|when|above|below|after|before|relative)\b", re.IGNORECASE
 )
 _COMPLETE_END: Final = ".!$])"
+# A line that labels a value, as a list of knowns does: "Time: 3 s", "- v0 = 0".
+_KNOWN_LINE: Final = re.compile(r"[ \t>*_-]*+[^\n:=≈]{1,40}[:=≈][^\n]{0,60}")
+# A relative clause after a value: ", which is common table salt".
+_RELATIVE: Final = re.compile(r",[ \t]++which[ \t]")
 # A lone letter as a labelled result: "C", "(C)", "C.".
 _LONE_LETTER: Final = re.compile(r"[(\[]?([A-Z])[)\]]?\.?")
 # A result announced on the line before its value: "So the minimum vertex cover is:\n\n[3, 4]".
@@ -331,6 +335,11 @@ class ClosingValue(PicksOne):
         label = self._labelled.match(line) if self._labelled is not None else None
         if label is None or any(words is not None and words.search(line) for words in (self._doubt, self._supposed)):
             return []
+        before = context.folded[: lo + line_start]
+        above = before.rstrip()  # the lines above, up to the one right above (a blank one between: a paragraph)
+        listed = "\n\n" not in before[len(above) :] and _KNOWN_LINE.fullmatch(above, above.rfind("\n") + 1)
+        if line.rstrip(" \t*_").endswith("?") or listed:
+            return []  # "Final speed ≈ 4.2 m/s?"; "Time: 3 s\nFinal speed: 4.2 m/s": a list of knowns
         value = _without_about(_without_closing_marks(line[label.end() :].strip()).strip(" \t:*_"))
         lone = _LONE_LETTER.fullmatch(value)
         if lone is not None:
@@ -376,6 +385,11 @@ class ClosingValue(PicksOne):
             if not value or len(value) > self.max_value:
                 continue
             hits = value_letters(value, options, context.question)
+            relative = _RELATIVE.search(value) if not hits else None
+            if relative is not None and not (self._doubt is not None and self._doubt.search(value, relative.start())):
+                # "... is sodium chloride, which is common table salt.": the value, then what it is
+                value = value[: relative.start()]
+                hits = value_letters(value, options, context.question)
             if not hits and index == 0 and at != 0 and (opening is None or at != opening.end()):
                 # "127.5% of the cost", "9.02 × 10^6 meters from the center of the earth": a
                 # quantity and what it is of, where the option gives the quantity alone; after

@@ -21,7 +21,7 @@ import attrs
 from choicebox.find._payload import fills_line, lists_beside, read_at
 
 from ._api import Candidate, Context, Extraction, register_step_kind
-from ._features import norm_text, words_of
+from ._features import words_of
 
 __all__ = ["PayloadLine"]
 
@@ -46,18 +46,10 @@ class PayloadLine:
     line, the options are listed after it, or a later line opens like it (a review, one option a
     line; "**I** — ..." then "**II** — ..."). It is weak evidence: a mode reads it as a fallback
     (``when: no_commitment``).
-    ``text_sentences`` which lines may hold, however long, an option's whole text as a sentence:
-    the first line's first sentence ("No, because the use was permissive rather than adverse.
-    A prescriptive easement requires ..."), the last line's closing sentence ending in it ("The
-    court should admit the statement as an excited utterance, because ..."), when that text has
-    ``min_text_words`` words or more (a long text said word for word is no accident) and the
-    sentence neither denies nor supposes.
     """
 
     lines: tuple[Where, ...] = ("first", "last")
     text_lines: tuple[Where, ...] = ("first",)
-    text_sentences: tuple[Where, ...] = ()
-    min_text_words: int = 8
     max_length: int = 200
     leads: bool = False
 
@@ -73,11 +65,8 @@ class PayloadLine:
         if first is None or last is None:
             return []
         if first == last:
-            # A one-line output is the whole output's own kinds' to read, but for its lead and an
-            # option's text as its first sentence.
+            # A one-line output is the whole output's own kinds' to read, but for its lead.
             lead = _lead(context, text, *first) if self.leads and "first" in self.lines else None
-            if lead is None and "first" in self.text_sentences:
-                lead = self._text_sentence(context, text, *first, "first")
             return [] if lead is None else [lead]
         for where in self.lines:
             if where == "after_rule":
@@ -93,8 +82,6 @@ class PayloadLine:
                 candidate = self._read(context, text, start, end, where, texts=where in self.text_lines)
             if candidate is None and self.leads and where == "first":
                 candidate = _lead(context, text, start, end)
-            if candidate is None and where in self.text_sentences:
-                candidate = self._text_sentence(context, text, start, end, where)
             if candidate is not None:
                 found.append(candidate)
         return found
@@ -118,34 +105,6 @@ class PayloadLine:
         if len(found) != 1:
             return None
         return found[0]._replace(how="a payload alone on the first line under a rule", layout="under a rule")
-
-    def _text_sentence(self, context: Context, text: str, start: int, end: int, where: Where) -> Candidate | None:
-        """The option whose long text is the line's first sentence, or ends its last one (see
-        ``text_sentences``)."""
-        long_texts = {
-            letter: norm_text(option) for letter, option in context.options.items() if len(option.split()) >= self.min_text_words
-        }
-        if not long_texts:
-            return None
-        if where == "first":
-            stop = _SENTENCE_END.search(text, start, end)
-            sentence = text[start : stop.end() if stop else end]
-            hits = [letter for letter, option in long_texts.items() if norm_text(sentence) == option]
-        else:
-            opening = max(text.rfind(". ", start, end - 1), text.rfind("! ", start, end - 1), text.rfind("? ", start, end - 1))
-            sentence = text[opening + 1 if opening != -1 else start : end]
-            hits = [letter for letter, option in long_texts.items() if norm_text(sentence).endswith(option)]
-        if len(hits) != 1 or len(sentence) > 4 * len(context.options[hits[0]]):
-            return None
-        own = set(_DOUBTS.findall(context.options[hits[0]].lower()))  # "No, because ..." may be the option's own
-        if any(word not in own for word in _DOUBTS.findall(sentence.lower())):
-            return None  # "It is not true that ...", "If ...": denied or supposed
-        if lists_beside(text, start, end, hits[0], context.features.citations(), any_letter=True):
-            return None
-        return context.candidate(
-            "commitment", start, end, (hits[0],), how=f"an option's whole text as the {where} line's sentence",
-            origin="evaluation", layout=f"the {where} line's sentence", payload="option's text",
-        )  # fmt: skip
 
     @staticmethod
     def _read(context: Context, text: str, start: int, end: int, where: Where, *, texts: bool) -> Candidate | None:
@@ -182,9 +141,6 @@ class PayloadLine:
         )  # fmt: skip
 
 
-# Where a line's first sentence ends; the words that deny or suppose what a sentence says.
-_SENTENCE_END: Final = re.compile(r"[.!?](?=[ \t]|$)")
-_DOUBTS: Final = re.compile(r"\b(?:not|no|never|cannot|incorrect|wrong|false|unless|if|whether|unlikely|neither|nor)\b|\w+n't\b")
 # A horizontal rule, a line of its own: "---", "***", "___".
 _RULE: Final = re.compile(r"(?m)^[ \t]*+(?:-{3,}|\*{3,}|_{3,})[ \t]*+$")
 # How a line that cites an option opens: markup, "Option", a bracket, then a capital.

@@ -422,6 +422,10 @@ _CLAUSE_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!]|$|\n|\s++\()")
 # A superlative pick's letter may also close a clause before its apposition: "the most
 # appropriate next step is (A), obtaining an ECG".
 _PICK_END: Final = re.compile(r"[*_$)\]]*+[ \t]*+(?:[.!,;]|$|\n|\()")
+# What makes an opening's letter a subject, a supposition or a question, not a pick.
+_NOT_PICKED: Final = re.compile(
+    r"[*_)\]]*+(?:[ \t]*+\?|[ \t]++(?i:would|will|means?|requires?|makes?|gives?|leads?|only[ \t]++if)\b)"
+)
 
 
 # A letter an arrow points to after a value: "8.6 km --> D", "12 N → **(D)**".
@@ -604,6 +608,8 @@ class FirstPersonPick(PicksOne):
             superlative = match.re is self._superlative
             if reading.kind == "letter" and superlative and not reading.cited and not _PICK_END.match(text, reading.end):
                 continue  # "the best is A good ...": only a letter closing its clause
+            if match.re is self._opening and _NOT_PICKED.match(text, reading.end):
+                continue  # "Going with D would require ...", "it's C only if ...", "So it's C?"
             found.append(candidate)
         return found
 

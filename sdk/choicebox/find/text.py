@@ -179,6 +179,8 @@ class StandaloneLetter:
         end = line.rstrip(" \t")[-1:]
         ticked = bool(end) and end in ANSWER_MARKS  # "Option (B) ✔" ("" is in every string)
         line = line.strip(_MARKS_AND_BLANKS)  # "👉 **J**", "✅ B"
+        if line.startswith("#### "):
+            line = line[5:].lstrip()  # "#### C": the final-answer marker of GSM8K-style outputs
         repeated = _REPEATED_LETTER.fullmatch(line)
         if repeated is not None:
             line = repeated.group(1)  # "H H H H": one letter said again and again is that letter

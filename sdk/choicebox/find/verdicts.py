@@ -35,7 +35,7 @@ __all__ = ["OptionVerdict"]
 
 _LETTER_BEFORE: Final = re.compile(
     r"(?P<lead>\b(?i:option|choice|answer|statement)\s*+)?(?P<o>[(\[])?(?<![°\d.,$\\^_/])(?<!\d\s)"
-    r"\b(?P<L>[A-Z]|(?<=option\s)[a-j]|(?<=choice\s)[a-j])\b(?P<c>[)\]])?[*_]*+(?:,[ \t]*+(?:which|that))?\s*+$"
+    r"\b(?P<L>[A-Z]|(?<=option\s)[a-j]|(?<=choice\s)[a-j]|(?<=option\s\()[a-j]|(?<=choice\s\()[a-j])\b(?P<c>[)\]])?[*_]*+(?:,[ \t]*+(?:which|that))?\s*+$"
 )
 # What may stand between the verb and the verdict word: "is therefore the most correct".
 _BETWEEN_VERB_AND_VERDICT: Final = frozenset(
@@ -176,8 +176,9 @@ class OptionVerdict(PicksOne):
         """"Therefore (D) must be true." for "Which must be true?": one of the ``openers`` and
         nothing else before the letter in its sentence, the verdict closing it, and a question
         that asks what is true (not what is not: "(D) is true" may be what it does not ask for)."""
-        if self._subject_opening is None or "true" not in context.question.lower() or NEGATIVE_QUESTION.search(context.question):
-            return False
+        question = context.question
+        if self._subject_opening is None or not _ASKS_WHAT_IS_TRUE.search(question) or NEGATIVE_QUESTION.search(question):
+            return False  # not "Which ..., if true, most weakens ...": a supposition, not what it asks
         opening = sentence_opening(low, start)
         lead = self._subject_opening.fullmatch(low, opening, start)
         return (
@@ -185,6 +186,8 @@ class OptionVerdict(PicksOne):
             and any(ch.isalpha() for ch in low[opening:start])  # an opener, not markup alone
             and _ENDS_SENTENCE.match(low, anchor.end()) is not None
             and not self._supposed(low, anchor, start)
+            # one option said to be true, no other: "(E) must be true as well" makes two
+            and len({m[1] for m in _SAID_TRUE.finditer(context.folded)}) == 1
         )
 
     def find(self, context: Context) -> list[Candidate]:
@@ -321,6 +324,10 @@ def _in_bold(text: str, at: int) -> bool:
 
 
 # What may end the sentence after a verdict word: "is correct.", "is the correct answer."
+# A question that asks which option is true: "Which must be true?" (not "..., if true, ...").
+_ASKS_WHAT_IS_TRUE: Final = re.compile(r"(?<!\bif )\btrue\b", re.IGNORECASE)
+# An option said to be true: "(D) must be true", "**E** is true".
+_SAID_TRUE: Final = re.compile(r"\(?\b([A-Z])\b\)?[*_]*+\s++(?:is|must\s++be|would\s++be)\s++true\b")
 _ENDS_SENTENCE: Final = re.compile(r"(?:[ \t]++(?:answer|option|choice|one))?[*_]*+[ \t]*+(?:[.!]|\n|$)")
 # What closes the clause of a verdict on an option's text: "is the correct answer.", "... answer,".
 _CLOSES_CLAUSE: Final = re.compile(r"(?:[ \t]++(?:answer|option|choice|one))?[*_\"'”’]*+[ \t]*+(?:[.!,;]|\n|$)")

@@ -193,6 +193,15 @@ _CONJUNCTION_ENDS: Final = re.compile(r"(?<![\w'’])(?:so|and|thus|therefore|he
 _TAKES_AN_OBJECT: Final = ("no", "never mind")
 # Where a withdrawal's clause ends: "Actually, no — I assumed x" supposes nothing.
 _CLAUSE_END: Final = re.compile(r"[.!?\n,;:—–]")
+_SENTENCE_END: Final = re.compile(r"[.!?\n]")
+# A conclusion drawn from a condition: "I could be wrong, so I withdraw my answer".
+_THEREFORE: Final = re.compile(r"\b(?:so|thus|therefore|hence)\b", re.IGNORECASE)
+# Words of a condition's that suppose nothing: "whether or not", "if anything", "even if".
+_NO_CONDITION: Final = re.compile(r"(?:whether[ \t]++or[ \t]++not|if[ \t]++anything)\b", re.IGNORECASE)
+_EVEN: Final = re.compile(r"\beven[ \t]++$", re.IGNORECASE)
+# A letter a withdrawal's clause names: "of (B)", "option B", "**B**".
+_LETTER_NAMED: Final = re.compile(r"\(([A-Z])\)|\b(?i:option|choice)[ \t]++\(?([A-Z])\b|\*\*([A-Z])\*\*")
+_ANOTHER_QUESTION: Final = re.compile(r"\b(?:question|problem|item|part)\b", re.IGNORECASE)
 
 
 def _withdrawals(policy: Vocabulary, s: Settling) -> list[re.Match[str]]:
@@ -208,13 +217,36 @@ def _withdrawals(policy: Vocabulary, s: Settling) -> list[re.Match[str]]:
 
 
 def _supposed(policy: Vocabulary, text: str, match: re.Match[str]) -> bool:
-    """A condition stands before the withdrawal in its sentence, or after it in its clause: "If
-    I'm wrong, I withdraw my answer", "I take that back if the data are wrong"."""
+    """A condition stands before the withdrawal in its sentence (after the last "so" there), or
+    after it in its clause: "If I'm wrong, I withdraw my answer", "I take that back if the data
+    are wrong"; not "I could be wrong, so I withdraw my answer", "Whether or not ..., I withdraw",
+    "If anything, ...", "Even if ...", which suppose nothing of the withdrawal."""
     condition = policy._withdrawal_condition
     if condition is None:
         return False
+    start = sentence_opening(text, match.start())
+    for therefore in _THEREFORE.finditer(text, start, match.start()):
+        start = therefore.end()
     end = _CLAUSE_END.search(text, match.end(), match.end() + 300)
-    return condition.search(text, sentence_opening(text, match.start()), end.start() if end else match.end() + 300) is not None
+    stop = end.start() if end else match.end() + 300
+    return any(
+        not _NO_CONDITION.match(text, found.start()) and not _EVEN.search(text, max(0, found.start() - 8), found.start())
+        for found in condition.finditer(text, start, stop)
+    )
+
+
+def _about_the_answer(s: Settling, match: re.Match[str]) -> bool:
+    """The withdrawal is of this answer: not asked ("Should I withdraw my answer?"), and its
+    clause names no other letter nor another question ("I retract my answer of (B)" after (C),
+    "I withdraw my answer to the previous question")."""
+    text = s.text
+    end = _SENTENCE_END.search(text, match.end(), match.end() + 300)
+    if end is not None and end.group() == "?":
+        return False
+    clause = _CLAUSE_END.search(text, match.end(), match.end() + 300)
+    after = text[match.end() : clause.start() if clause else match.end() + 300]
+    named = {letter for groups in _LETTER_NAMED.findall(after) for letter in groups if letter}
+    return not (named - set(s.last.letters)) and _ANOTHER_QUESTION.search(after) is None
 
 
 @_stage("withdrawal")
@@ -234,8 +266,8 @@ def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
             continue
         if match.group().casefold().endswith(_TAKES_AN_OBJECT) and _WORD_GOES_ON.match(text, match.end()):
             continue  # "Wait, no need to check", "Never mind the units": no withdrawal of its own
-        if _supposed(policy, text, match):
-            continue  # "If I'm wrong, I withdraw my answer"
+        if _supposed(policy, text, match) or not _about_the_answer(s, match):
+            continue  # "If I'm wrong, I withdraw my answer", "... my answer to the previous question"
         if before.endswith("?"):
             return None  # "Could (B) be wrong? Actually, no.": it answers a question, withdraws nothing
         if _NAMES_AN_OPTION.search(gap):

@@ -173,6 +173,7 @@ def test_parameter_adverbs_may_follow_a_phrase(tmp_path: Path, label: Built) -> 
                    "La respuesta correcta es, por lo tanto, la D.", "La risposta corretta è quindi la D."):  # fmt: skip
         assert label.read(output) == "D", output
     assert label.read("Die Antwort ist also nicht D, sondern C.") != "D"
+    assert label.outcome("La respuesta correcta es, por lo tanto, la B o la C.") == (None, "ambiguous")  # an article each
     assert _step(tmp_path, adverbs=[]).read("Die richtige Antwort ist daher **D**.") is None
     assert _step(tmp_path, adverbs=[]).read("Die richtige Antwort ist **D**.") == "D"
 

@@ -225,6 +225,15 @@ def test_letters_with_asides_or_words_after_them_are_still_a_hedge(statement: Bu
     assert statement.outcome(output) == (None, "ambiguous")
 
 
+def test_an_options_text_with_a_comma_in_it_is_read_whole() -> None:
+    from rule_files import ROBUST
+
+    rulings = {"A": "Yes, because the owner knew of the dog.", "B": "Yes, because a duty is owed.", "C": "No"}
+    assert ROBUST.read("Putting it together.\n\nFinal answer: Yes, because the owner knew of the dog.", options=rulings) == "A"
+    assert ROBUST.read("Final answer: Yes, because a duty is owed.", options=rulings) == "B"
+    assert ROBUST.read("Final answer: Yes, because of the dog.", options=rulings) is None  # no option's text
+
+
 def test_an_aside_or_an_article_that_no_letter_follows_is_no_hedge(statement: Built) -> None:
     assert statement.read("The answer is B (optB).") == "B"
     assert statement.read("The answer is B (optB) and D is wrong.") == "B"

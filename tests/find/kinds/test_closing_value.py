@@ -41,6 +41,7 @@ def closing(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("So the grating would simply have **200 lines per mm.**", "A"),
         ("So the structure responsible is the __300 lines per mm__.", "B"),
         ("So the net force is approximately **12 N**, as expected.", "C"),
+        ("Working it out, the net force is 12 N, which is what the scale shows.", "C"),  # a relative clause after it
     ],
 )
 def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, output: str, letter: str) -> None:
@@ -58,6 +59,7 @@ def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, o
         "The force is 12 N. We are done.",  # not at the close
         "The forces are listed below.\n12 N",  # no link closes the line before the value
         "So it is **12 N** or **200 lines per mm**.",  # the emphasis gives two options
+        "So the net force is 12 N, which is wrong.",  # the relative clause denies it
         "Reviewing them:\n\n3. **12 N**: too small, not the reason.",  # an item of a review
         "So **12 N**: the weight, not the answer.",  # a heading of what follows
         "Let me think.\n**12 N** is wrong.",  # the emphasis denied or doubted
@@ -194,6 +196,10 @@ def test_parameter_result_labels_make_a_labelled_closing_line_complete(tmp_path:
     assert closing.read("Working.\nFinal force is not 12 N", options=VALUES) is None
     assert closing.read("Working.\nFinal force ≈ 12 N or 300 lines per mm", options=VALUES) is None
     assert closing.read("Working.\nFinal force would be 12 N", options=VALUES) is None
+    # asked, or the last of a list of knowns right above it (a blank line makes it a result)
+    assert closing.read("Working.\nFinal force ≈ 12 N?", options=VALUES) is None
+    assert closing.read("Knowns:\nMass: 2 kg\nFinal force: 12 N", options=VALUES) is None
+    assert closing.read("Knowns:\nMass: 2 kg\n\nFinal force: 12 N", options=VALUES) == "C"
     # a line not labelled as the result still needs its closing mark
     assert closing.read("Working.\nNet force ≈ 12 N", options=VALUES) is None
     plain = one_kind(tmp_path, "closing_value", **{**robust_step("closing_value"), "result_labels": []})

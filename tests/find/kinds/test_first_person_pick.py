@@ -163,6 +163,20 @@ def test_a_pick_between_letters_is_a_hedge() -> None:
     assert ROBUST.read("I was torn between A and D at first. After checking, the answer is D.") == "D"
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Well, going with D would require h = 1.28 m, which contradicts the data.",  # a subject
+        "Still, going with D means ignoring the height.",
+        "But it's C only if the height is vertical, and it is not.",  # a supposition
+        "So it's C? No wait, that assumed g = 10.",  # a question
+    ],
+)
+def test_an_opening_whose_letter_is_a_subject_a_supposition_or_asked_picks_nothing(pick: Built, output: str) -> None:
+    assert pick.read(output) is None
+    assert pick.read("It's C if we ignore friction.") == "C"  # a letter under a condition alone stays (rule 4)
+
+
 def test_parameter_leading_words_may_stand_before_an_opening(tmp_path: Path, pick: Built) -> None:
     assert pick.read("Both B and D fit. But if I have to pick one, D, because it explains more.") == "D"
     assert pick.read("Both fit. Well, going with D.") == "D"

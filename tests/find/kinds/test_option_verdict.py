@@ -37,6 +37,7 @@ def verdict(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Option C: optC is correct.",  # the option cited by letter and text, then judged
         "(A) is the correct answer. Then (C) is the correct answer.",  # the last
         "So 2^4 = 16.\nTherefore option c is correct.",  # a lowercase letter named as an option
+        "So 2^4 = 16.\nHence option (c) is correct.",  # ... in brackets
         "**C** is the only option that correctly captures the framework.",
         "So C is the only choice that fits.",
         "Option C (optC) is the only one consistent with this.",  # its text in brackets after it
@@ -117,6 +118,11 @@ def test_an_option_concluded_true_answers_a_question_that_asks_what_is_true(tmp_
     assert weighed.read(f"{review}If so, (D) must be true.", options=TEN, question=asks) is None
     assert weighed.read(f"{review}Therefore (D) must be true, if the order holds.", options=TEN, question=asks) is None
     assert weighed.read(f"{review}Therefore (D) must be true.", options=TEN, question="Which is largest?") is None
+    # "if true" supposes; "fails to be true" asks what is not so; two options said true are no one
+    weakens = "Which of the following, if true, most seriously weakens the argument?"
+    assert weighed.read(f"{review}So, **D** is true.", options=TEN, question=weakens) is None
+    assert weighed.read(f"{review}Therefore (D) must be true.", options=TEN, question="Which fails to be true?") is None
+    assert weighed.read("Thus (D) must be true. (E) must be true as well.", options=TEN, question=asks) is None
     assert _step(tmp_path, resolve=CONCLUSION, openers=[]).read(f"{review}Therefore (D) must be true.", options=TEN, question=asks) is None
 
 

@@ -181,31 +181,3 @@ def test_a_closing_text_must_be_a_paragraph_of_one_options_text(tmp_path: Path, 
     both = _step(tmp_path, text_lines=["first", "last"])
     assert both.read(output, options=STRUCTURES) is None
 
-
-RULINGS = {
-    "A": "Yes, because the neighbor used the path openly and continuously for longer than the period.",
-    "B": "No, because the neighbor's use was permissive rather than adverse.",
-    "C": "Admit the statement as an excited utterance, because it was made under the stress of the event.",
-    "D": "Exclude it",
-}
-
-
-def test_parameter_text_sentences_reads_an_options_long_text_opening_or_closing_the_response(tmp_path: Path) -> None:
-    sentences = _step(tmp_path, text_sentences=["first", "last"])
-    opening = "No, because the neighbor's use was permissive rather than adverse. Prescription needs hostile use."
-    closing = "The victim was shaking.\n\nThe court should admit the statement as an excited utterance, because it was made under the stress of the event."
-    assert sentences.read(opening, options=RULINGS) == "B"  # one line, or more
-    assert sentences.read(f"{opening}\n\nSo much for the facts.", options=RULINGS) == "B"
-    assert sentences.read(closing, options=RULINGS) == "C"
-    # denied, supposed, short, or not where the parameter reads
-    assert sentences.read("Reasoning.\n\nThe court should not admit the statement as an excited utterance, because it was made under the stress of the event.", options=RULINGS) is None
-    assert sentences.read("Reasoning.\n\nIf so, admit the statement as an excited utterance, because it was made under the stress of the event.", options=RULINGS) is None
-    assert sentences.read("Reasoning.\n\nThe court should exclude it", options=RULINGS) is None  # too short to be no accident
-    assert _step(tmp_path, text_sentences=["last"]).read(opening, options=RULINGS) is None
-    assert _step(tmp_path).read(closing, options=RULINGS) is None
-
-
-def test_parameter_min_text_words_is_the_shortest_text_read_as_a_sentence(tmp_path: Path) -> None:
-    closing = "Reasoning.\n\nThe court should exclude it."
-    assert _step(tmp_path, text_sentences=["last"]).read(closing, options=RULINGS) is None
-    assert _step(tmp_path, text_sentences=["last"], min_text_words=2).read(closing, options=RULINGS) == "D"

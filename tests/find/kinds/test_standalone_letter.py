@@ -27,6 +27,7 @@ def last_line(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Thinking\n👉 **B**", "Thinking\n✅ B", "Thinking\nOption (B) ✔", "Thinking\n✔️ B", "Thinking\nOption B ✅",
         # one letter said again and again (a degenerate output) is that letter
         "Thinking\nB B B B B B B B B B B B B B B B B B B B",
+        "Thinking\n\n#### B",  # the final-answer marker of GSM8K-style outputs
     ],
 )  # fmt: skip
 def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str) -> None:
@@ -51,6 +52,7 @@ def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str)
         "Let's analyze each option.\n\n**Option B**",  # the heading of a review cut off, no tick
         "Let me check each option.\n\n👉 Option B",
         "Thinking\nOption (B) is out",
+        "### A\nIt fits.\n### B",  # a heading of a review cut off ("####" alone marks an answer)
     ],
 )
 def test_it_reads_no_answer_without_a_lone_letter(last_line: Built, output: str) -> None:

@@ -100,11 +100,31 @@ def test_a_withdrawal_that_names_the_answer_withdraws_it_at_any_distance(withdra
 
 
 @pytest.mark.parametrize(
+    "withdrawn",
+    [
+        "Whether or not the examiner agrees, I withdraw my answer: the wording is ambiguous.",  # no condition
+        "If anything, I withdraw my answer: the data are too ambiguous.",
+        "Even if the examiner disagrees, I withdraw my answer.",
+        "I could be wrong about g, so I withdraw my answer.",  # a conclusion from the doubt
+        "So I have to withdraw my initial answer of (B); it is wrong.",  # it names this answer's letter
+    ],
+)
+def test_a_withdrawal_after_words_that_suppose_nothing_withdraws(withdrawn: str) -> None:
+    verdict = choicebox.grade(TEN_SAMPLE, f"The answer is (B). {withdrawn}", mode="robust")
+    assert (verdict.extracted_answer, verdict.failure) == (None, "no_answer"), withdrawn
+
+
+@pytest.mark.parametrize(
     "kept",
     [
         "If I'm wrong, I withdraw my answer.",  # supposed
         "I withdraw my answer if the data are wrong.",
+        "I'll retract my answer the moment someone shows me friction, but I don't expect that.",
+        "I retract my answer when, and only when, the ramp has friction.",
         "Should I withdraw my answer? No.",
+        "Should I withdraw my answer?",  # asked
+        "I withdraw my answer of (D) from the first paragraph.",  # another letter's
+        "And I withdraw my answer to the previous question, which I got wrong.",  # another question's
         "Never mind the units, they cancel.",  # "never mind" with an object withdraws nothing
         f"{REASONS}Scratch that idea about the photographs.",  # a plain withdrawal, out of reach
     ],
