@@ -308,6 +308,17 @@ _KNOWN_MISSES_6 = {
 }
 
 
+# A seventh set, written blind after the sixth's rules and held out while they were reviewed
+# (eighteen 2024-2025 families, small and base models, seven languages; 33 commit to none): 92/100
+# when first measured, as before those rules.
+_STYLES_FIXTURE_7 = Path(__file__).parents[1] / "fixtures" / "answer_styles_7.jsonl"
+_KNOWN_MISSES_7 = {
+    28: "'the correct option is number 3, i.e. 0.2': an option named by its number, not its letter",
+    64: "the closing sentence ends in option A's text with no letter ('So utilitarianism judges an "
+    "action by its consequences for overall happiness or well-being.')",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -328,7 +339,8 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
     + _styles(_STYLES_FIXTURE_3, _KNOWN_MISSES_3)
     + _styles(_STYLES_FIXTURE_4, _KNOWN_MISSES_4)
     + _styles(_STYLES_FIXTURE_5, _KNOWN_MISSES_5)
-    + _styles(_STYLES_FIXTURE_6, _KNOWN_MISSES_6),
+    + _styles(_STYLES_FIXTURE_6, _KNOWN_MISSES_6)
+    + _styles(_STYLES_FIXTURE_7, _KNOWN_MISSES_7),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]
