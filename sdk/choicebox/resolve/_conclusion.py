@@ -282,17 +282,23 @@ class Conclusion:
             values.pop()
         if values:
             value = values[-1]
+            chosen = _as_commitment(value, context)
+            if chosen is not None:
+                # Each value that names one option, read as that option's letter: the same stages
+                # as letters ("The answer is Paris.\nThe answer is Rome.": a run of two answers).
+                read = [(v, c) for v in values[:-1] if (c := _as_commitment(v, context)) is not None] + [(value, chosen)]
+                fates.mark([v for v in values[:-1] if all(v is not r for r, _ in read)], "superseded", "an earlier value")
+                as_letters = {id(v): c for v, c in read}
+                considered = [as_letters.get(id(c), c) for c in considered]
+                if len({c.letters for _, c in read}) == 1:
+                    fates.mark([c for _, c in read[:-1]], "superseded", "an earlier value")
+                    return _extraction(chosen, context), chosen, considered
+                found, settled, _ = self._settle(
+                    context, context.folded, [c for _, c in read], window=window, fates=fates, considered=[]
+                )
+                source = next((c for _, c in read if settled is not None and c.start == settled.start), None)
+                return found, source, considered
             fates.mark(values[:-1], "superseded", "an earlier value")
-            hits = value_letters(value.value, context.options, context.question)
-            if not hits:
-                hits = _numeric_match(value.value, context)
-            if len(hits) == 1:
-                chosen = value._replace(
-                    kind="commitment", letters=(hits[0],),
-                    how=f"{value.how}: the value {value.value!r} is option {hits[0]}'s content",
-                )  # fmt: skip
-                considered = [chosen if c is value else c for c in considered]
-                return _extraction(chosen, context), chosen, considered
             fates.mark((value,), "decides", "matches no single option")
             return (
                 _failure("no_answer", f"the value {value.value!r} matches no single option"),
@@ -471,6 +477,16 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
         answered = answered or (candidate.kind in _ANSWERING and all(x in options for x in candidate.letters))
         out.append(candidate._replace(foreign=True) if beyond else candidate)
     return out
+
+
+def _as_commitment(value: Candidate, context: Context) -> Candidate | None:
+    """A value statement that states one option's content, as a commitment to that option."""
+    hits = value_letters(value.value, context.options, context.question) or _numeric_match(value.value, context)
+    if len(hits) != 1:
+        return None
+    return value._replace(
+        kind="commitment", letters=(hits[0],), how=f"{value.how}: the value {value.value!r} is option {hits[0]}'s content"
+    )
 
 
 def _merge(candidates: list[Candidate]) -> list[Candidate]:

@@ -55,3 +55,17 @@ def test_a_run_of_one_letter_is_that_letter(output: str, letter: str) -> None:
 def test_answers_with_reasoning_between_are_no_run() -> None:
     output = "The answer is (C).\nWait, I made a mistake in the sign. The answer is (E)."
     assert ROBUST.read(output, options=TEN) == "E"
+
+
+ORGANELLES = {"A": "Golgi apparatus", "B": "Lysosome", "C": "Peroxisome", "D": "Ribosome"}
+
+
+def test_a_run_of_values_that_name_different_options_is_conflicting(tmp_path: Path) -> None:
+    # Each value that states one option's content is read as that option's letter, by the same stages.
+    run = "The answer is the Golgi apparatus.\nThe answer is the lysosome.\nThe answer is the peroxisome."
+    assert ROBUST.outcome(run, options=ORGANELLES) == (None, "conflicting")
+    assert robust_without(tmp_path, "run").read(run, options=ORGANELLES) == "C"  # the last, without the stage
+    assert ROBUST.read("The answer is the lysosome.\nThe answer is the lysosome.", options=ORGANELLES) == "B"
+    revised = "The answer is the lysosome. Let me recompute it with the data given, step by step. The answer is the Golgi apparatus."
+    assert ROBUST.read(revised, options=ORGANELLES) == "A"  # reasoning between: a revision
+    assert ROBUST.read("The answer is 12 km. The answer is the lysosome.", options=ORGANELLES) == "B"  # no option's value first
