@@ -1,5 +1,5 @@
 """The candidate an answer statement makes: a cue and the payload read after it, converted once
-(``statement_of``), for every kind in ``statements`` and ``picks``."""
+(``statement_of``), for every statement kind in ``statements``."""
 
 from __future__ import annotations
 

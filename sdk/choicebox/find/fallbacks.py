@@ -335,9 +335,12 @@ class ClosingValue(PicksOne):
         label = self._labelled.match(line) if self._labelled is not None else None
         if label is None or any(words is not None and words.search(line) for words in (self._doubt, self._supposed)):
             return []
-        before = context.folded[: lo + line_start]
-        above = before.rstrip()  # the lines above, up to the one right above (a blank one between: a paragraph)
-        listed = "\n\n" not in before[len(above) :] and _KNOWN_LINE.fullmatch(above, above.rfind("\n") + 1)
+        # The line right above (its end past the blanks between; a blank line between: a paragraph).
+        folded, start = context.folded, lo + line_start
+        above = start
+        while above > 0 and folded[above - 1].isspace():
+            above -= 1
+        listed = "\n\n" not in folded[above:start] and _KNOWN_LINE.fullmatch(folded, folded.rfind("\n", 0, above) + 1, above)
         if line.rstrip(" \t*_").endswith("?") or listed:
             return []  # "Final speed ≈ 4.2 m/s?"; "Time: 3 s\nFinal speed: 4.2 m/s": a list of knowns
         value = _without_about(_without_closing_marks(line[label.end() :].strip()).strip(" \t:*_"))

@@ -287,8 +287,8 @@ class Conclusion:
                 # Each value that names one option, read as that option's letter: the same stages
                 # as letters ("The answer is Paris.\nThe answer is Rome.": a run of two answers).
                 read = [(v, c) for v in values[:-1] if (c := _as_commitment(v, context)) is not None] + [(value, chosen)]
-                fates.mark([v for v in values[:-1] if all(v is not r for r, _ in read)], "superseded", "an earlier value")
                 as_letters = {id(v): c for v, c in read}
+                fates.mark([v for v in values[:-1] if id(v) not in as_letters], "superseded", "an earlier value")
                 considered = [as_letters.get(id(c), c) for c in considered]
                 if len({c.letters for _, c in read}) == 1:
                     fates.mark([c for _, c in read[:-1]], "superseded", "an earlier value")

@@ -184,7 +184,7 @@ def correction(policy: Vocabulary, s: Settling) -> Decision | None:
 _WORD_GOES_ON: Final = re.compile(r"[ \t]++[A-Za-z]")
 # An option named in the text between a statement and a withdrawal: the withdrawal is then about
 # that option ("The answer is (B). Option A says x; no, that is wrong."), not the statement.
-_NAMES_AN_OPTION: Final = re.compile(r"\([A-Z]\)|\b(?:option|choice)\s*+\(?[A-Z]\b|\*\*[A-Z]\*\*", re.IGNORECASE)
+_NAMES_AN_OPTION: Final = re.compile(r"\(([A-Z])\)|\b(?:option|choice)\s*+\(?([A-Z])\b|\*\*([A-Z])\*\*", re.IGNORECASE)
 
 
 # What may stand right before a withdrawal: "..., so I'll retract my answer".
@@ -199,8 +199,6 @@ _THEREFORE: Final = re.compile(r"\b(?:so|thus|therefore|hence)\b", re.IGNORECASE
 # Words of a condition's that suppose nothing: "whether or not", "if anything", "even if".
 _NO_CONDITION: Final = re.compile(r"(?:whether[ \t]++or[ \t]++not|if[ \t]++anything)\b", re.IGNORECASE)
 _EVEN: Final = re.compile(r"\beven[ \t]++$", re.IGNORECASE)
-# A letter a withdrawal's clause names: "of (B)", "option B", "**B**".
-_LETTER_NAMED: Final = re.compile(r"\(([A-Z])\)|\b(?i:option|choice)[ \t]++\(?([A-Z])\b|\*\*([A-Z])\*\*")
 _ANOTHER_QUESTION: Final = re.compile(r"\b(?:question|problem|item|part)\b", re.IGNORECASE)
 
 
@@ -216,37 +214,39 @@ def _withdrawals(policy: Vocabulary, s: Settling) -> list[re.Match[str]]:
     return sorted(found, key=lambda match: match.start())
 
 
-def _supposed(policy: Vocabulary, text: str, match: re.Match[str]) -> bool:
+def _clause_end(text: str, match: re.Match[str]) -> int:
+    """Where the clause of the withdrawal ``match`` ends (looked for within 300 characters)."""
+    end = _CLAUSE_END.search(text, match.end(), match.end() + 300)
+    return end.start() if end else min(len(text), match.end() + 300)
+
+
+def _supposed(policy: Vocabulary, text: str, match: re.Match[str], stop: int) -> bool:
     """A condition stands before the withdrawal in its sentence (after the last "so" there), or
-    after it in its clause: "If I'm wrong, I withdraw my answer", "I take that back if the data
-    are wrong"; not "I could be wrong, so I withdraw my answer", "Whether or not ..., I withdraw",
-    "If anything, ...", "Even if ...", which suppose nothing of the withdrawal."""
+    after it in its clause (up to ``stop``): "If I'm wrong, I withdraw my answer", "I take that
+    back if the data are wrong"; not "I could be wrong, so I withdraw my answer", "Whether or not
+    ..., I withdraw", "If anything, ...", "Even if ...", which suppose nothing of the withdrawal."""
     condition = policy._withdrawal_condition
     if condition is None:
         return False
     start = sentence_opening(text, match.start())
     for therefore in _THEREFORE.finditer(text, start, match.start()):
         start = therefore.end()
-    end = _CLAUSE_END.search(text, match.end(), match.end() + 300)
-    stop = end.start() if end else match.end() + 300
     return any(
         not _NO_CONDITION.match(text, found.start()) and not _EVEN.search(text, max(0, found.start() - 8), found.start())
         for found in condition.finditer(text, start, stop)
     )
 
 
-def _about_the_answer(s: Settling, match: re.Match[str]) -> bool:
+def _about_the_answer(s: Settling, match: re.Match[str], stop: int) -> bool:
     """The withdrawal is of this answer: not asked ("Should I withdraw my answer?"), and its
-    clause names no other letter nor another question ("I retract my answer of (B)" after (C),
-    "I withdraw my answer to the previous question")."""
+    clause (up to ``stop``) names no other letter nor another question ("I retract my answer of
+    (B)" after (C), "I withdraw my answer to the previous question")."""
     text = s.text
     end = _SENTENCE_END.search(text, match.end(), match.end() + 300)
     if end is not None and end.group() == "?":
         return False
-    clause = _CLAUSE_END.search(text, match.end(), match.end() + 300)
-    after = text[match.end() : clause.start() if clause else match.end() + 300]
-    named = {letter for groups in _LETTER_NAMED.findall(after) for letter in groups if letter}
-    return not (named - set(s.last.letters)) and _ANOTHER_QUESTION.search(after) is None
+    named = {letter.upper() for groups in _NAMES_AN_OPTION.findall(text, match.end(), stop) for letter in groups if letter}
+    return not (named - set(s.last.letters)) and _ANOTHER_QUESTION.search(text, match.end(), stop) is None
 
 
 @_stage("withdrawal")
@@ -266,7 +266,8 @@ def withdrawal(policy: Vocabulary, s: Settling) -> Decision | None:
             continue
         if match.group().casefold().endswith(_TAKES_AN_OBJECT) and _WORD_GOES_ON.match(text, match.end()):
             continue  # "Wait, no need to check", "Never mind the units": no withdrawal of its own
-        if _supposed(policy, text, match) or not _about_the_answer(s, match):
+        stop = _clause_end(text, match)
+        if _supposed(policy, text, match, stop) or not _about_the_answer(s, match, stop):
             continue  # "If I'm wrong, I withdraw my answer", "... my answer to the previous question"
         if before.endswith("?"):
             return None  # "Could (B) be wrong? Actually, no.": it answers a question, withdraws nothing

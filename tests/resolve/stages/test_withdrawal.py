@@ -107,6 +107,7 @@ def test_a_withdrawal_that_names_the_answer_withdraws_it_at_any_distance(withdra
         "Even if the examiner disagrees, I withdraw my answer.",
         "I could be wrong about g, so I withdraw my answer.",  # a conclusion from the doubt
         "So I have to withdraw my initial answer of (B); it is wrong.",  # it names this answer's letter
+        "I withdraw my answer of (b).",  # in any case
     ],
 )
 def test_a_withdrawal_after_words_that_suppose_nothing_withdraws(withdrawn: str) -> None:
@@ -124,6 +125,7 @@ def test_a_withdrawal_after_words_that_suppose_nothing_withdraws(withdrawn: str)
         "Should I withdraw my answer? No.",
         "Should I withdraw my answer?",  # asked
         "I withdraw my answer of (D) from the first paragraph.",  # another letter's
+        "I withdraw my answer of (d).",
         "And I withdraw my answer to the previous question, which I got wrong.",  # another question's
         "Never mind the units, they cancel.",  # "never mind" with an object withdraws nothing
         f"{REASONS}Scratch that idea about the photographs.",  # a plain withdrawal, out of reach
