@@ -74,8 +74,30 @@ def reading_text(mode: GradingMode, text: str) -> str | None:
     return _strip_reasoning(text) if mode.strip_reasoning else text
 
 
+# The harmony format of gpt-oss: reasoning on the "analysis" channel, the answer on "final"
+# ("<|channel|>analysis<|message|>...<|end|><|start|>assistant<|channel|>final<|message|>B").
+# Decoded without its special tokens it reads "analysis...assistantfinalB".
+_FINAL_CHANNEL: Final = re.compile(r"<\|channel\|>[ \t]*+final[ \t]*+(?:<\|constrain\|>[^<]{0,40})?<\|message\|>")
+_ANALYSIS_CHANNEL: Final = re.compile(r"<\|channel\|>[ \t]*+analysis")
+# The tokens that close a harmony message: "...Answer: B<|return|>".
+_MESSAGE_END: Final = re.compile(r"(?:<\|(?:return|end|call|endoftext)\|>\s*+)++$")
+_BARE_FINAL: Final = "assistantfinal"
+_BARE_ANALYSIS: Final = re.compile(r"\s*+analysis")
+
+
 def _strip_reasoning(text: str) -> str | None:
-    """The text after the last closed reasoning block; ``None`` if a block never closes."""
+    """The text after the last closed reasoning block, or after the last start of a final
+    channel; ``None`` if a block, or an analysis channel, never closes."""
+    if "<|channel|>" in text:
+        final = None
+        for final in _FINAL_CHANNEL.finditer(text):  # noqa: B007 - only the last one is wanted
+            pass
+        if final is not None:
+            return _strip_reasoning(_MESSAGE_END.sub("", text[final.end() :]))
+        if _ANALYSIS_CHANNEL.search(text) is not None:
+            return None  # the reasoning was cut off before the final channel opened
+    elif _BARE_FINAL in text and _BARE_ANALYSIS.match(text) is not None:
+        return _strip_reasoning(text[text.rindex(_BARE_FINAL) + len(_BARE_FINAL) :])
     if "<" not in text:
         return text
     last_close = None

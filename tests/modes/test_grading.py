@@ -352,6 +352,27 @@ def test_unfinished_reasoning() -> None:
     assert verdict.extracted_answer is None
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        # gpt-oss's harmony format: reasoning on the analysis channel, the answer on final
+        "<|channel|>analysis<|message|>Maybe \\boxed{A}? No.<|end|><|start|>assistant<|channel|>final<|message|>**B**\n\nWhy.",
+        "<|channel|>analysis<|message|>So it's A.<|end|><|start|>assistant<|channel|>final<|message|>Answer: B<|return|>",
+        # ... decoded without its special tokens
+        "analysisMaybe \\boxed{A}? No.assistantfinal**B**\n\nWhy.",
+    ],
+)
+def test_robust_reads_the_final_channel_of_a_harmony_output(output: str) -> None:
+    assert grade(mcqa_sample(), output, mode="robust").extracted_answer == "B"
+
+
+def test_a_harmony_output_cut_off_in_its_analysis_channel_is_unfinished_reasoning() -> None:
+    verdict = grade(mcqa_sample(), "<|channel|>analysis<|message|>So it's \\boxed{B}, let me", mode="robust")
+    assert (verdict.extracted_answer, verdict.failure) == (None, "unfinished_reasoning")
+    # text that only names the word "assistantfinal" is read as written
+    assert grade(mcqa_sample(), "The answer is B. (assistantfinal)", mode="robust").extracted_answer == "B"
+
+
 def test_an_invalid_template_regex_is_recorded_and_the_mode_still_runs() -> None:
     sample = mcqa_sample(output_regex="([")
     verdict = grade(sample, "\\boxed{B}")

@@ -310,6 +310,14 @@ def test_the_payload_vocabulary_is_shared() -> None:
 NUMBERS = {"A": "5", "B": "7.20 degrees", "C": "500", "D": "12"}
 
 
+def test_an_expression_holding_an_options_number_is_not_that_option() -> None:
+    # "ln x + 1" and "x^x(1 + \ln x)" both hold a 1: the box states neither option's value.
+    options = {"A": "x · x^(x−1)", "B": "x^x · ln x", "C": "x^x", "D": "ln x + 1"}
+    output = "None of the given options is correct. The correct derivative is\n\n$$\\boxed{x^x(1 + \\ln x)}$$"
+    verdict = grade_text(output, options, "A", default_registry().get("robust"))
+    assert verdict.extracted_answer is None, verdict.detail
+
+
 @pytest.mark.parametrize(
     ("output", "letter"),
     [
@@ -325,6 +333,12 @@ NUMBERS = {"A": "5", "B": "7.20 degrees", "C": "500", "D": "12"}
         ("The answer is 5^2.", None),
         ("The answer is 5!", None),
         ("The answer is 5x.", None),
+        # a term of an expression: "x^x(1 + ln x)" holds a 1 and is worth no 1
+        ("The answer is 5 + \\ln x.", None),
+        ("The derivative is $\\boxed{x^x(5 + \\ln x)}$", None),
+        ("The answer is 2 \\times 5.", None),
+        ("The answer is about -5.", None),  # a value, not option "5"
+        ("The answer is 5 × 10^2.", "C"),  # a power of ten is no operator
     ],
 )
 def test_a_value_given_as_an_answer_is_one_number(output: str, letter: str | None) -> None:

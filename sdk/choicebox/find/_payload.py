@@ -261,6 +261,9 @@ _NOT_LETTER: Final = re.compile(r"not\s++\(?([A-Z])\)?(?![\w'’])")
 _VALUE_END: Final = re.compile(
     r"(?<!\d)\.(?!\d)|\.(?=\s)|[\n;]|,\s++(?:which|so|as|because|since|but)\b"
 )
+# The copula that closes a Korean or Japanese answer sentence after its value ("정답은 대동법입니다",
+# "答えは東京です"), with the emphasis and marks around it.
+_COPULA_END: Final = re.compile(r"[*_$\"'”’ \t]*+(?:입니다|이에요|예요|이다|です|である)[.!。 \t]*+$")
 _PLACEHOLDER: Final = re.compile(r"[\s.…(\[{]*+|\(?x\)?|\.\.\..*", re.IGNORECASE | re.DOTALL)
 _FOR_PART: Final = re.compile(
     r"[ \t]++(?:for|in|to)[ \t]++(?:the[ \t]++)?(?:part[ \t]*+)?"
@@ -685,6 +688,9 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
     if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
         value_end = contrast.start()
     value = text[p:value_end].strip().strip("*_$ \"'“”‘’")
+    copula = _COPULA_END.search(value)
+    if copula is not None:
+        value = value[: copula.start()]  # "정답은 **대동법**입니다": the value, then "is"
     if not value or _PLACEHOLDER.fullmatch(value):
         return PayloadReading("empty", (), p)
     return PayloadReading("value", (), p + len(value), value)

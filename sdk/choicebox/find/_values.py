@@ -274,6 +274,23 @@ def _remarked(value: str, options: Mapping[str, str]) -> list[str]:
     return [] if set(_WORD.findall(remark.group().casefold())) & (others - own) else named
 
 
+# Cyrillic and Greek capitals drawn like Latin ones: "В) Закон Кулона" typed with a Cyrillic В.
+_LOOKALIKES: Final = dict(zip("АВСЕНКМОРТХΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABCEHKMOPTXABEZHIKMNOPTYX", strict=True))
+_MARKED_LOOKALIKE: Final = re.compile(r"\(?([АВСЕНКМОРТХΑΒΕΖΗΙΚΜΝΟΡΤΥΧ])[.):][ \t]++(\S.*)", re.DOTALL)
+
+
+def _disguised_citation(value: str, options: Mapping[str, str]) -> list[str]:
+    """"В) Закон Кулона": a Cyrillic or Greek capital drawn like the Latin letter of the option
+    whose exact text follows it. Both must agree: in a Cyrillic listing "В" is the third option
+    (А, Б, В), so a lookalike alone, or before another option's text, names none."""
+    marked = _MARKED_LOOKALIKE.fullmatch(value.strip())
+    if marked is None:
+        return []
+    letter = _LOOKALIKES[marked.group(1)]
+    own = options.get(letter)
+    return [letter] if own is not None and norm_text(own) == norm_text(marked.group(2)) else []
+
+
 def _without_article(text: str) -> str:
     """``text`` without the article that opens it: "the Golgi apparatus" is "Golgi apparatus"."""
     article = _ARTICLE.match(text)
@@ -302,6 +319,9 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
     remarked = _remarked(value, options)
     if remarked:
         return remarked
+    disguised = _disguised_citation(value, options)
+    if disguised:
+        return disguised
     facts = _facts(value)
     if facts.whole.quantity is None and not facts.items and facts.whole.text == wanted:
         return []  # no number, no list, no statement label: the text compared was all there is

@@ -159,6 +159,8 @@ class StrayLetter(PicksOne):
                 listing = in_listing(text, at, features.citations())
             if listing:
                 continue  # "C. option C\nD. option D": a line of the options restated
+            if _reviewed_in_list(context, at, letter):
+                continue  # "- ... needed (A).\n- ... irrelevant (D).": the options reviewed, one an item
             listed = ambiguous_letters(sentence, context.options)
             if len(listed) >= 3 or (match["L3"] and listed):
                 continue  # "one letter: A, B, C or D": the options listed, not a choice
@@ -448,6 +450,48 @@ def _unless_asked(words: re.Pattern[str] | None, line: str, start: int, end: int
             asked = question.casefold()  # once, and only for a sentence that holds one of them
         if match.group().casefold() not in asked:
             return True
+    return False
+
+
+# A letter named in an item of a list: "(D)", "option D", "so C is wrong".
+_ITEM_LETTER: Final = re.compile(r"\(([A-Z])\)|\b(?i:option|choice)\s++\(?([A-Z])\b|\b([A-Z])\s++(?:is|are|was)\b")
+
+
+# How many items on each side are looked at: a review lists the options, ten at most (and a
+# list of a million letters costs no more per letter).
+_REVIEW_REACH: Final = 10
+
+
+def _reviewed_in_list(context: Context, at: int, letter: str) -> bool:
+    """The letter at ``at`` stands in an item of a list whose other items, next to it, name
+    other options: each item reviews one option ("- ... is needed (A).", "- ... (so C is
+    wrong)."), none of them is the choice."""
+    text, options = context.folded, context.options
+    lo, hi = context.window
+    start = text.rfind("\n", lo, at) + 1
+    if _LIST_ITEM.match(text, start, at) is None:
+        return False
+    items = []
+    above = start
+    while above > lo and len(items) < _REVIEW_REACH:  # the items right above, up to a line that is no item
+        prev = text.rfind("\n", lo, above - 1) + 1
+        if _LIST_ITEM.match(text, prev, above) is None:
+            break
+        items.append((prev, above))
+        above = prev
+    below = text.find("\n", at)
+    while below != -1 and below + 1 < hi and len(items) < 2 * _REVIEW_REACH:  # the items right below
+        nxt = text.find("\n", below + 1)
+        end = hi if nxt == -1 else min(nxt, hi)
+        if _LIST_ITEM.match(text, below + 1, end) is None:
+            break
+        items.append((below + 1, end))
+        below = nxt
+    for item_start, item_end in items:
+        for named in _ITEM_LETTER.finditer(text, item_start, item_end):
+            other = named.group(1) or named.group(2) or named.group(3)
+            if other != letter and other in options:
+                return True
     return False
 
 

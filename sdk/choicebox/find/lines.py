@@ -147,9 +147,12 @@ _RULE: Final = re.compile(r"(?m)^[ \t]*+(?:-{3,}|\*{3,}|_{3,})[ \t]*+$")
 _MAY_CITE: Final = re.compile(r"[*_#> \t]*+(?:(?i:option|choice)[ \t]++)?[(\[]?[A-Z](?![\w'’])")
 # A blank line, then the line that starts where the match must end.
 _PARAGRAPH_BREAK: Final = re.compile(r"\n[ \t\r]*\n[ \t]*\Z")
-# A bold letter opening its line, then a dash and the reason: "**C** — ...", "**(B)** – ..." (a
-# bare "F — the net force" or "A - T pairs" is a symbol; "**A.** Identify ..." a step's heading).
-_BOLD_LETTER_DASH: Final = r"(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z]))[ \t]*+(?:\*\*|__)[ \t]*+(?:[—–]|--)"
+# A bold letter opening its line, then a dash and the reason: "**C** — ...", "**(B)** – ...", or
+# the bold going on over the reason, "**B — Abducens (CN VI).**" (a bare "F — the net force" or
+# "A - T pairs" is a symbol; "**A.** Identify ..." a step's heading).
+_BOLD_LETTER_DASH: Final = (
+    r"(?:\*\*|__)[ \t]*+(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z]))[ \t]*+(?:(?:\*\*|__)[ \t]*+)?(?:[—–]|--)"
+)
 _LEAD: Final = re.compile(rf"[ \t]*+{_BOLD_LETTER_DASH}[ \t]++(?=\w)")
 # Where a line opens like that for any letter: a review of the options, one a line.
 _LEADS: Final = re.compile(rf"(?m)^{_LEAD.pattern}")

@@ -381,7 +381,9 @@ class AnswerLabel(PicksOne):
         link = r"(?:[ \t*_]*+[:：]|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
         alternatives = [rf"(?:{labels}){link}"] if self.labels else []
         adverb = rf"(?:,?[ \t]++{alternation(self.adverbs)}(?!\w),?)?" if self.adverbs else ""
-        alternatives += [rf"{_bounded(phrase)}{adverb}[ \t*_]*+" for phrase in self.phrases]
+        # A phrase links to its payload by a spaced dash too: "Правильный ответ — B".
+        dash = r"(?:[ \t]++[-–—](?=[ \t]))?"
+        alternatives += [rf"{_bounded(phrase)}{dash}{adverb}[ \t*_]*+" for phrase in self.phrases]
         pattern = "|".join(alternatives) or "(?!)"
         object.__setattr__(self, "_pattern", re.compile(pattern))
         # Before the pattern runs, test one word each entry cannot do without: an ASCII text can

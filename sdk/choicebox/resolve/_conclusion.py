@@ -525,6 +525,11 @@ _TIMES_TEN: Final = re.compile(r"\s*+(?:[x×*]|\\times)\s*+10\s*+\^\s*+\{?\s*+([
 _ANY_DIGIT: Final = re.compile(r"\d")
 # An exponent on the number: "2^10", "2^{10}" ("7.20^\\circ" is degrees).
 _POWER: Final = re.compile(r"\^\s*+\{?\s*+[-+]?\d")
+# An operator next to the number makes it one term of an expression, not the value:
+# "x^x(1 + \\ln x)" and "ln x + 1" both hold a 1, and neither is worth 1.
+_OPERATOR_AFTER: Final = re.compile(r"\s*+(?:[-+*/×·]|\\(?:times|cdot|div|pm)\b)")  # ("^": ``_POWER``)
+_OPERATOR_BEFORE: Final = re.compile(r"(?:[-+*/×·^(\[{]|\\(?:times|cdot|div|pm|frac))\s*+$")
+_SIGN_AFTER_TERM: Final = re.compile(r"[^\s=:≈~]\s*+$")
 # Words that make a number no value given: "not 5", "less than 5", "5 or more", "at least 5".
 _NOT_ONE_VALUE: Final = re.compile(
     r"\b(?:not|no|never|or|than|less|more|least|most|over|under|between|except|either|neither|nor|"
@@ -542,14 +547,24 @@ def _lead_number(text: str) -> Decimal | None:
     digit = next(i for i in range(match.start(), match.end()) if text[i].isdigit())
     if digit > 0 and text[digit - 1].isalpha():
         return None  # "G1 phase", "CO2": a name with a digit in it, not a number ("Stage 3" is one)
+    before, sign = text[: match.start()], match.group()[:2]
+    binary = sign[:1] in "+-" and _SIGN_AFTER_TERM.search(before) and (sign[1:].isspace() or not before[-1].isspace())
+    if binary or _OPERATOR_BEFORE.search(before):
+        return None  # "ln x + 1", "x^x(1 + ...": a term of an expression ("about -5" is a value)
     try:
         value = Decimal(match.group().replace(",", "").replace("$", "").replace(" ", ""))
     except InvalidOperation:
         return None
     rest = text[match.end() : match.end() + 200]
-    if rest[:1].isalpha() or rest[:1] == "!" or _POWER.match(rest) or _NOT_ONE_VALUE.search(text, 0, 200):
-        return None  # "2x", "5i", "2^10", "5!"; "not 5", "5 or more", "5 thousand": no value of 5
     power = _TIMES_TEN.match(rest)
+    if (
+        rest[:1].isalpha()
+        or rest[:1] == "!"
+        or _POWER.match(rest)
+        or (power is None and _OPERATOR_AFTER.match(rest))
+        or _NOT_ONE_VALUE.search(text, 0, 200)
+    ):
+        return None  # "2x", "5i", "2^10", "5!", "1 + ln x"; "not 5", "5 or more": no value of 5
     if power is not None:
         value = value.scaleb(int(power.group(1)))
         rest = rest[power.end() :]

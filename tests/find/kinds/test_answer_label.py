@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rule_files import Built, one_kind, robust_step
+from rule_files import ROBUST, Built, one_kind, robust_step
 
 
 def _step(tmp_path: Path, resolve: str = "first_step", **changed: Any) -> Built:
@@ -61,6 +61,15 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "La risposta corretta è la lettera C.",
         "Jawaban yang benar adalah opsi C.",
         "Правильный ответ: вариант C.",
+        "Правильный ответ — C.",  # a phrase links by a spaced dash too
+        "Правильный ответ — это C.",
+        "ดังนั้น คำตอบที่ถูกต้องคือ **C** ครับ",  # Thai, no blank between the words
+        "Svar: C",
+        "Відповідь: C",
+        "Η σωστή απάντηση είναι η C.",
+        "Răspunsul corect este C.",
+        "Jawapan yang betul ialah C.",
+        "Ang tamang sagot ay C.",
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:
@@ -75,6 +84,24 @@ def test_a_text_with_a_dotted_capital_i_is_read(label: Built) -> None:
 
 def test_it_reads_letters_of_other_scripts(label: Built) -> None:
     assert label.outcome("الإجابة: ب") == ("B", None)
+
+
+def test_a_value_before_a_closing_copula_is_that_options_content() -> None:
+    # Korean and Japanese close the sentence with "is" after the value: "정답은 대동법입니다"
+    # (a value is an option's content under a policy that weighs statements: robust's).
+    options = {"A": "균역법", "B": "대동법", "C": "영정법", "D": "호패법"}
+    assert ROBUST.outcome("따라서 정답은 **대동법**입니다. 😊", options=options) == ("B", None)
+    assert ROBUST.outcome("答えは**大阪**です。", options={"A": "東京", "B": "大阪", "C": "京都"}) == ("B", None)
+    # "is not" is no copula to take off: the value names no option
+    assert ROBUST.outcome("정답은 대동법이 아닙니다.", options=options) == (None, "no_answer")
+
+
+def test_a_cyrillic_lookalike_letter_counts_only_before_that_options_text() -> None:
+    # "В" (Cyrillic) is drawn like "B"; in a Cyrillic listing it is the third option (А, Б, В).
+    options = {"A": "Закон Ома", "B": "Закон Кулона", "C": "Закон Фарадея", "D": "Закон Ампера"}
+    assert ROBUST.outcome("**Правильный ответ: В) Закон Кулона.**", options=options) == ("B", None)
+    assert ROBUST.outcome("Правильный ответ: В) Закон Фарадея.", options=options) == (None, "no_answer")
+    assert ROBUST.outcome("Правильный ответ: В.", options=options) == (None, "no_answer")
 
 
 def test_the_last_label_counts(label: Built) -> None:

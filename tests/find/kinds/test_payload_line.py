@@ -77,6 +77,8 @@ def lead(tmp_path_factory: pytest.TempPathFactory) -> Built:
         # a long first line: the answer opens it, its reason goes on
         ("**D** — " + "a stack serves the last item pushed first, " * 8 + "always.\n\nMore.", "D"),
         ("**D** — a stack serves the last item pushed first.", "D"),  # one line
+        # the bold going on over the reason
+        ("**D — Stack, last in first out.**\n\nA queue serves the first item pushed first.", "D"),
     ],
 )
 def test_parameter_leads_reads_a_bold_letter_opening_the_first_line_with_its_reason(
@@ -100,6 +102,8 @@ def test_parameter_leads_reads_a_bold_letter_opening_the_first_line_with_its_rea
         "**D** — a stack, I think.\n\nMore.",
         "**D** — a stack vs. **A** — light: which?\n\nMore.",  # another letter led the same way
         "**D** — the stack pushes, so\n\nMore.",  # its reason cut off
+        "**D — not a stack, I think.**\n\nMore.",  # the bold going on over a doubt
+        "**A — about light.**\n**D — about a stack.**",  # a review, one option a line
     ],
 )
 def test_parameter_leads_reads_no_letter_judged_doubted_or_one_of_a_review(lead: Built, output: str) -> None:

@@ -76,6 +76,20 @@ def test_a_letter_with_others_listed_after_it_is_no_choice(stray: Built) -> None
     assert stray.read("Answer - (A) travels slower in glass than in air.", options=options) == "A"
 
 
+def test_a_letter_in_a_list_whose_other_items_name_other_options_is_a_review(stray: Built) -> None:
+    # Each item explains why one option fails: "(A)." closing one of them is no choice.
+    review = (
+        "Under the rule it is excluded from hearsay.\n\n"
+        "- The declarant need not be the party personally (so C is wrong).\n"
+        "- No exception such as a present sense impression is needed (A).\n"
+        "- Availability of the declarant is irrelevant (D)."
+    )
+    assert stray.outcome(review, options=TEN) == (None, "no_answer")
+    # A list that names one option only is no review: its item may close on the choice.
+    alone = "Under the rule it is excluded.\n\n- The declarant is an employee.\n- This supports (B)."
+    assert stray.outcome(alone, options=TEN) == ("B", None)
+
+
 def test_a_negated_letter_is_reported_as_a_mention(stray: Built) -> None:
     [found] = stray.found("The best option is not (B).")
     assert (found.kind, found.letters) == ("mention", ("B",))
