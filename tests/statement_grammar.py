@@ -56,6 +56,8 @@ CUES: tuple[str, ...] = (
     "Die Antwort ist",
     "答案：",
     "综上所述，正确答案为",
+    "정답은",
+    "ดังนั้น คำตอบที่ถูกต้องคือ",  # Thai: no blank between the words
 )
 # Cues that only ever stand as a heading, the payload under them.
 HEADINGS: tuple[str, ...] = ("### Final Answer", "**Final Answer**", "## Answer", "Final answer")
@@ -75,7 +77,9 @@ LAYOUTS: tuple[Layout, ...] = (
     Layout("in a list item", "\n\n- "),
 )
 # Answer labels link to their payload by a spaced dash as well as by a colon: "Correct Answer - D".
-LABELS: tuple[str, ...] = ("Answer", "Final Answer", "**Final Answer**", "Correct answer", "My answer", "Antwort")
+LABELS: tuple[str, ...] = (
+    "Answer", "Final Answer", "**Final Answer**", "Correct answer", "My answer", "Antwort", "Правильный ответ",
+)  # fmt: skip
 DASH_LAYOUTS: tuple[Layout, ...] = (
     Layout("after a dash", " - "),
     Layout("after an en dash", " – "),
@@ -133,6 +137,11 @@ BEFORES: dict[str, str] = {
     "reasoning about options": (
         "Option A describes refraction, which is not asked about. Option H happens in plants. "
         "Weighing what remains against the question:\n\n"
+    ),
+    # gpt-oss's harmony format: what the analysis channel says is reasoning, the final channel answers
+    "a reasoning channel": (
+        "<|channel|>analysis<|message|>Maybe (A)? Option H happens in plants. Let me settle it."
+        "<|end|><|start|>assistant<|channel|>final<|message|>"
     ),
 }
 AFTERS: dict[str, str] = {

@@ -83,11 +83,22 @@ _ANALYSIS_CHANNEL: Final = re.compile(r"<\|channel\|>[ \t]*+analysis")
 _MESSAGE_END: Final = re.compile(r"(?:<\|(?:return|end|call|endoftext)\|>\s*+)++$")
 _BARE_FINAL: Final = "assistantfinal"
 _BARE_ANALYSIS: Final = re.compile(r"\s*+analysis")
+# s1's format: the same two parts as sections of a chat template.
+_THINK_SECTION: Final = "<|im_start|>think"
+_ANSWER_SECTION: Final = "<|im_start|>answer"
 
 
 def _strip_reasoning(text: str) -> str | None:
     """The text after the last closed reasoning block, or after the last start of a final
-    channel; ``None`` if a block, or an analysis channel, never closes."""
+    channel or answer section; ``None`` if a block, an analysis channel or a think section
+    never closes."""
+    if "<|im_start|>" in text:
+        # s1's sections: "<|im_start|>think\n...<|im_start|>answer\nAnswer: ..."
+        answer = text.rfind(_ANSWER_SECTION)
+        if answer != -1:
+            return _strip_reasoning(text[answer + len(_ANSWER_SECTION) :])
+        if _THINK_SECTION in text:
+            return None  # cut off while thinking
     if "<|channel|>" in text:
         final = None
         for final in _FINAL_CHANNEL.finditer(text):  # noqa: B007 - only the last one is wanted

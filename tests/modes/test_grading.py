@@ -360,14 +360,18 @@ def test_unfinished_reasoning() -> None:
         "<|channel|>analysis<|message|>So it's A.<|end|><|start|>assistant<|channel|>final<|message|>Answer: B<|return|>",
         # ... decoded without its special tokens
         "analysisMaybe \\boxed{A}? No.assistantfinal**B**\n\nWhy.",
+        # s1's sections
+        "<|im_start|>think\nMaybe \\boxed{A}? No.\n<|im_start|>answer\nAnswer: B",
     ],
 )
-def test_robust_reads_the_final_channel_of_a_harmony_output(output: str) -> None:
+def test_robust_reads_the_answer_part_of_a_reasoning_format(output: str) -> None:
     assert grade(mcqa_sample(), output, mode="robust").extracted_answer == "B"
 
 
-def test_a_harmony_output_cut_off_in_its_analysis_channel_is_unfinished_reasoning() -> None:
+def test_an_output_cut_off_in_its_reasoning_part_is_unfinished_reasoning() -> None:
     verdict = grade(mcqa_sample(), "<|channel|>analysis<|message|>So it's \\boxed{B}, let me", mode="robust")
+    assert (verdict.extracted_answer, verdict.failure) == (None, "unfinished_reasoning")
+    verdict = grade(mcqa_sample(), "<|im_start|>think\nSo it's \\boxed{B}, let me", mode="robust")
     assert (verdict.extracted_answer, verdict.failure) == (None, "unfinished_reasoning")
     # text that only names the word "assistantfinal" is read as written
     assert grade(mcqa_sample(), "The answer is B. (assistantfinal)", mode="robust").extracted_answer == "B"

@@ -471,7 +471,7 @@ def _reviewed_in_list(context: Context, at: int, letter: str) -> bool:
     start = text.rfind("\n", lo, at) + 1
     if _LIST_ITEM.match(text, start, at) is None:
         return False
-    items = []
+    items: list[tuple[int, int]] = []
     above = start
     while above > lo and len(items) < _REVIEW_REACH:  # the items right above, up to a line that is no item
         prev = text.rfind("\n", lo, above - 1) + 1

@@ -116,6 +116,14 @@ def _foreign_line(context: Context, candidate: Candidate) -> bool:
 # --- "the answer is (B)" -------------------------------------------------------------------------
 
 
+# The value's letter named in a relative clause that closes its line, in a later sentence than
+# the value's: "... = 12, which is option (C)."
+_WHICH_IS_LETTER: Final = re.compile(
+    r",[ \t]++which[ \t]++(?:is|corresponds[ \t]++to|matches)[ \t]++(?:(?i:option|choice)[ \t]++)?"
+    r"[*_$]*+\(?(?P<L>[A-Z])\)?(?=[*_$]*+[ \t]*+[.!]?[*_$]*+[ \t]*+(?:\n|$))"
+)
+
+
 @register_step_kind("answer_statement")
 @attrs.frozen(kw_only=True)
 class AnswerStatement(PicksOne):
@@ -321,7 +329,13 @@ class AnswerStatement(PicksOne):
         found += [(m.start(), m.group(1)) for m in arrowed]  # several: one a case, a hedge
         letters = tuple(dict.fromkeys(letter for _, letter in sorted(found)))
         if not letters:
-            return None
+            # "Answer: The factors are 2^3 · 3^2. The count is 4 · 3 = 12, which is option (B).":
+            # a later sentence of the value's line names its letter, in a clause closing the line.
+            eol = text.find("\n", stop_at, stop_at + MAX_PAYLOAD)
+            which = _WHICH_IS_LETTER.search(text, stop_at, stop_at + MAX_PAYLOAD if eol == -1 else eol)
+            if which is None:
+                return None
+            letters, stop_at = (which["L"],), which.end("L")
         kind: StatementKind = "commitment" if len(letters) == 1 else "hedge"
         return context.candidate(
             kind, head, stop_at, letters, final=final, part=part, how="answer statement (a value, then its letter)"

@@ -50,6 +50,8 @@ def weighed(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "### Final Answer\n\n(B)",
         "The answer is B. optB",
         "The answer is 23,500 yards, which is (B).",
+        # the relative clause that names the letter closes the payload's line, past a sentence
+        "Answer: The factors are $2^3 \\cdot 3^2$. The count is $4 \\cdot 3 = 12$, which is option (B).",
         "The answer is 8.6km-->B",  # an arrow points from the value to its letter
         "The answer is 8.6 km → **(B)**.",
         "The answer is 8.6 km --> B\n\nThat is the distance.",
@@ -127,6 +129,7 @@ def test_a_final_qualifier_marks_a_final_answer_and_a_part_a_scoped_one(weighed:
         "| Letter | B |\n| Meaning | beta |",  # a table that names a letter, not the answer
         "Shifting each character by 2, the letter is B, so the plaintext starts with B.",
         'Final answer: "b" stands for the speed of light.',  # a quoted letter talked about
+        "The answer is 12, which is not option (B).",  # the clause denies it: no letter given
     ],
 )
 def test_it_reads_no_answer_without_a_stated_letter(statement: Built, output: str) -> None:
