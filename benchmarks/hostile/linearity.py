@@ -16,7 +16,7 @@ are the ones that once made a pattern backtrack (issue 12):
 * ``ticks``, ``rules``, ``criteria``, ``conditions``, ``arrows``: the shapes of the kinds added
   later (ticked options, lines under a rule, criterion statements, one letter per condition, a
   letter after an arrow), repeated; then ``leads`` ... ``remarks`` and ``adverbs`` ...
-  ``sentences``, those of later rules
+  ``sentences``, those of later rules, and ``reviews`` ... ``terms``, round 21's
 
 Usage::
 
@@ -81,6 +81,14 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "retractions": lambda n: "The answer is (B). If so, I'll retract my answer, " * (n // 50),
     "verdicts": lambda n: "Verdict: " + "blue " * (n // 5),
     "sentences": lambda n: "red " * (n // 4) + "is red.",
+    # round 21's readings: a review list, harmony channels, a copula after a long value, a value
+    # line's closing "which is" clause, lookalike letters, an expression's terms
+    "reviews": lambda n: "- it is needed here (A).\n- it is wrong (so C is wrong).\n" * (n // 50),
+    "channels": lambda n: "<|channel|>final<|message|><|return|> " * (n // 39),
+    "copulas": lambda n: "정답은 " + "*" * n + "입니다",
+    "which": lambda n: "Answer: it is 12" + ", which is" * (n // 10),
+    "lookalikes": lambda n: "Answer: В) " + "red " * (n // 4),
+    "terms": lambda n: "The answer is " + "1 + " * (n // 4),
 }
 
 
