@@ -79,8 +79,6 @@ def reading_text(mode: GradingMode, text: str) -> str | None:
 # Decoded without its special tokens it reads "analysis...assistantfinalB".
 _FINAL_CHANNEL: Final = re.compile(r"<\|channel\|>[ \t]*+final[ \t]*+(?:<\|constrain\|>[^<]{0,40})?<\|message\|>")
 _ANALYSIS_CHANNEL: Final = re.compile(r"<\|channel\|>[ \t]*+analysis")
-# The tokens that close a harmony message: "...Answer: B<|return|>".
-_MESSAGE_END: Final = re.compile(r"(?:<\|(?:return|end|call|endoftext)\|>\s*+)++$")
 _BARE_FINAL: Final = "assistantfinal"
 _BARE_ANALYSIS: Final = re.compile(r"\s*+analysis")
 # s1's format: the same two parts as sections of a chat template.
@@ -104,7 +102,7 @@ def _strip_reasoning(text: str) -> str | None:
         for final in _FINAL_CHANNEL.finditer(text):  # noqa: B007 - only the last one is wanted
             pass
         if final is not None:
-            return _strip_reasoning(_MESSAGE_END.sub("", text[final.end() :]))
+            return _strip_reasoning(text[final.end() :])  # its closing "<|return|>" is blanked as others are
         if _ANALYSIS_CHANNEL.search(text) is not None:
             return None  # the reasoning was cut off before the final channel opened
     elif _BARE_FINAL in text and _BARE_ANALYSIS.match(text) is not None:

@@ -47,9 +47,10 @@ def localise_letters(text: str) -> str:
     return text
 
 
-# End-of-text tokens some models write out ("Final answer: I<EOS_TOKEN>"): blanks to a reader.
+# End-of-text tokens some models write out ("Final answer: I<EOS_TOKEN>", harmony's "Answer: B<|return|>"):
+# blanks to a reader.
 _SPECIAL_TOKEN_RE: Final = re.compile(
-    r"<(?:EOS_TOKEN|eos|/s|s|\|(?:endoftext|im_end|im_start|eot_id|end_of_text|end)\|)>",
+    r"<(?:EOS_TOKEN|eos|/s|s|\|(?:endoftext|im_end|im_start|eot_id|end_of_text|end|return|call)\|)>",
     re.IGNORECASE,
 )
 _FULLWIDTH_TABLE: Final = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}

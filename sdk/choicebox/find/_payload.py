@@ -688,7 +688,7 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
     if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
         value_end = contrast.start()
     value = text[p:value_end].strip().strip("*_$ \"'“”‘’")
-    copula = _COPULA_END.search(value)
+    copula = None if value.isascii() else _COPULA_END.search(value)
     if copula is not None:
         value = value[: copula.start()]  # "정답은 **대동법**입니다": the value, then "is"
     if not value or _PLACEHOLDER.fullmatch(value):

@@ -283,7 +283,7 @@ def _disguised_citation(value: str, options: Mapping[str, str]) -> list[str]:
     """"В) Закон Кулона": a Cyrillic or Greek capital drawn like the Latin letter of the option
     whose exact text follows it. Both must agree: in a Cyrillic listing "В" is the third option
     (А, Б, В), so a lookalike alone, or before another option's text, names none."""
-    marked = _MARKED_LOOKALIKE.fullmatch(value.strip())
+    marked = None if value.isascii() else _MARKED_LOOKALIKE.fullmatch(value.strip())
     if marked is None:
         return []
     letter = _LOOKALIKES[marked.group(1)]

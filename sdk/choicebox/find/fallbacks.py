@@ -454,7 +454,7 @@ def _unless_asked(words: re.Pattern[str] | None, line: str, start: int, end: int
 
 
 # A letter named in an item of a list: "(D)", "option D", "so C is wrong".
-_ITEM_LETTER: Final = re.compile(r"\(([A-Z])\)|\b(?i:option|choice)\s++\(?([A-Z])\b|\b([A-Z])\s++(?:is|are|was)\b")
+_ITEM_LETTER: Final = re.compile(rf"{_BRACKETED.pattern}|{_NAMED.pattern}|\b([A-Z])\s++(?:is|are|was)\b")
 
 
 # How many items on each side are looked at: a review lists the options, ten at most (and a
@@ -474,7 +474,7 @@ def _reviewed_in_list(context: Context, at: int, letter: str) -> bool:
     items: list[tuple[int, int]] = []
     above = start
     while above > lo and len(items) < _REVIEW_REACH:  # the items right above, up to a line that is no item
-        prev = text.rfind("\n", lo, above - 1) + 1
+        prev = max(lo, text.rfind("\n", lo, above - 1) + 1)
         if _LIST_ITEM.match(text, prev, above) is None:
             break
         items.append((prev, above))

@@ -385,7 +385,7 @@ class AnswerLabel(PicksOne):
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _ascii_gates: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
-    _first_letters: tuple[str, ...] = attrs.field(init=False, repr=False, eq=False)
+    _by_first_letter: dict[str, tuple[str, ...]] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         # A label links to its payload by a colon; where it opens its clause, as "Answer" does,
@@ -401,19 +401,27 @@ class AnswerLabel(PicksOne):
         pattern = "|".join(alternatives) or "(?!)"
         object.__setattr__(self, "_pattern", re.compile(pattern))
         # Before the pattern runs, test one word each entry cannot do without: an ASCII text can
-        # only hold the ASCII words; another word is tested by its first non-ASCII letter.
+        # only hold the ASCII words; another word is looked for only where its first non-ASCII
+        # letter is (the letter alone opens too often: "α" of an alpha particle, for "απάντηση").
         required = required_words((*self.labels, *self.phrases)) or ("",)
         object.__setattr__(self, "_ascii_gates", tuple(w for w in required if w.isascii()))
-        firsts = {next(ch for ch in word if not ch.isascii()) for word in required if not word.isascii()}
-        object.__setattr__(self, "_first_letters", tuple(sorted(firsts)))
+        by_first: dict[str, list[str]] = {}
+        for word in required:
+            if not word.isascii():
+                by_first.setdefault(next(ch for ch in word if not ch.isascii()), []).append(word)
+        object.__setattr__(self, "_by_first_letter", {ch: tuple(words) for ch, words in sorted(by_first.items())})
+
+    def _holds_other_word(self, low: str) -> bool:
+        """``low`` holds one of the required words that are not ASCII."""
+        return any(
+            any(map(low.__contains__, words)) for letter, words in self._by_first_letter.items() if letter in low
+        )
 
     def find(self, context: Context) -> list[Candidate]:
         low = context.low
         if low is None:
             return []
-        if not any(map(low.__contains__, self._ascii_gates)) and (
-            low.isascii() or not any(map(low.__contains__, self._first_letters))
-        ):
+        if not any(map(low.__contains__, self._ascii_gates)) and (low.isascii() or not self._holds_other_word(low)):
             return []
         text = context.folded
         citations = context.features.citations()

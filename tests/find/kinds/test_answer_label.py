@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from choicebox.find.statements import AnswerLabel
 from rule_files import ROBUST, Built, one_kind, robust_step
 
 
@@ -102,6 +105,28 @@ def test_a_cyrillic_lookalike_letter_counts_only_before_that_options_text() -> N
     assert ROBUST.outcome("**Правильный ответ: В) Закон Кулона.**", options=options) == ("B", None)
     assert ROBUST.outcome("Правильный ответ: В) Закон Фарадея.", options=options) == (None, "no_answer")
     assert ROBUST.outcome("Правильный ответ: В.", options=options) == (None, "no_answer")
+
+
+_ROBUST_LABELS = AnswerLabel(**robust_step("answer_label"))
+# Pieces of robust's labels and phrases, with the letters their gates look for alone.
+_GATE_PIECES = [
+    "α", "απάντηση", "η σωστή απάντηση είναι", "в", "відповідь", "правильна відповідь", "á", "válasz",
+    "a helyes válasz", "ค", "คำตอบ", "คำตอบคือ", "答案", "答", "정답은", "svar", "rätt svar är", "ä",
+    "antwort", ":", "：", " — ", " ", "\n", "c", "(c)", "x",
+]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_GATE_PIECES), max_size=10).map("".join))
+def test_the_gate_before_the_label_pattern_never_hides_a_match(text: str) -> None:
+    # The gate is a necessary condition of the pattern: wherever the pattern matches, it is open.
+    if _ROBUST_LABELS._pattern.search(text) is not None:
+        assert any(map(text.__contains__, _ROBUST_LABELS._ascii_gates)) or _ROBUST_LABELS._holds_other_word(text)
+
+
+def test_a_greek_letter_alone_does_not_open_the_gate_of_a_greek_label() -> None:
+    assert not _ROBUST_LABELS._holds_other_word("the α particle is a helium nucleus")
+    assert _ROBUST_LABELS._holds_other_word("η σωστή απάντηση είναι η c")
 
 
 def test_the_last_label_counts(label: Built) -> None:
