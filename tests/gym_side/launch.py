@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -23,11 +24,37 @@ from typing import Any
 STUB = Path(__file__).parent / "stub_model.py"
 
 
+# Gym probes for its servers' ports in 10001-20000 (``port_range_low``/``port_range_high``), Ray
+# gives its workers 10002-19999, and the kernel hands out its ephemeral range to every bind to
+# port 0 and every outgoing connection. A port taken by bind(0) and released is free only until
+# the next of those: Ray opens dozens of connections while Gym starts, and one took the port a
+# test had written into Gym's config (CI: "Process `choicebox_mcqa` finished unexpectedly").
+# So a test's port comes from the gap between Gym's range and the kernel's, which nothing
+# else here draws from.
+_GYM_AND_RAY_HIGH = 20_000
+
+
+def _ephemeral_low() -> int:
+    try:
+        text = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text("ascii")
+        return int(text.split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A port free now that neither Gym, Ray nor the kernel will hand to anyone else."""
+    low, high = _GYM_AND_RAY_HIGH + 1, _ephemeral_low() - 1
+    for _ in range(200):
+        port = random.randint(low, high) if high > low else 0
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            found: int = sock.getsockname()[1]
+            return found
+    raise RuntimeError(f"no free port in {low}-{high}")
 
 
 def gym_environ() -> dict[str, str]:

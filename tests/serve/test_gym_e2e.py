@@ -172,10 +172,18 @@ def _venvs(work: Path, venv: Path) -> Path:
 def _wait_ready(gym: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
     while "servers ready!" not in log.read_text("utf-8", "replace"):
         if gym.poll() is not None:
-            pytest.fail(f"gym env start exited ({gym.returncode}):\n{log.read_text()[-6000:]}")
+            pytest.fail(f"gym env start exited ({gym.returncode}):\n{_start_failure(log)}")
         if time.monotonic() > deadline:
-            pytest.fail(f"Gym's servers were not ready in time:\n{log.read_text()[-6000:]}")
+            pytest.fail(f"Gym's servers were not ready in time:\n{_start_failure(log)}")
         time.sleep(0.5)
+
+
+def _start_failure(log: Path) -> str:
+    """The log's errors and its end: a server that dies on start says why early in the log (its
+    lines carry no server prefix), long before the shutdown that fills the end."""
+    text = log.read_text("utf-8", "replace")
+    errors = [line for line in text.splitlines() if "Error" in line or "Errno" in line]
+    return "errors:\n" + "\n".join(errors[:40]) + f"\n...\nend:\n{text[-6000:]}"
 
 
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:

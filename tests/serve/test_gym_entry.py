@@ -8,7 +8,6 @@ thing is ``test_gym_e2e.py``.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import yaml
 from choicebox import GymConfigError
 from choicebox.cli import main
 from choicebox.server import GymServerConfig, load_gym_config
+from gym_side.launch import free_port
 
 SERVER_DIR = Path(__file__).parents[2] / "examples" / "nemo_gym" / "resources_servers"
 APP = SERVER_DIR / "choicebox_mcqa" / "app.py"
@@ -143,9 +143,7 @@ def test_the_shipped_app_honours_gyms_dry_run() -> None:
 
 
 def test_the_shipped_app_serves_on_the_port_gym_assigned() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     proc = _run_app(_environ(_config(port=port, grading_mode="lenient_answer_colon")))
     base = f"http://127.0.0.1:{port}"
     try:

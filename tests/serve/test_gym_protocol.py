@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import httpx
 import pytest
 
 from gym_side.env import gym_venv
+from gym_side.launch import free_port
 
 pytestmark = pytest.mark.gym
 
@@ -136,16 +136,9 @@ VERIFY_REQUESTS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "choicebox", "serve", "--port", str(port), "--name",
          "choicebox_mcqa", "--log-level", "warning"],

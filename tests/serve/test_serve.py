@@ -18,6 +18,7 @@ import pytest
 import choicebox
 from choicebox._regex import too_many_patterns
 from choicebox.metrics import aggregate_metrics
+from gym_side.launch import free_port
 
 MAX_BODY = 1 << 20  # the test server's limit, so 413 bodies stay small
 OPTIONS = [{"A": "Granite"}, {"B": "Basalt"}, {"C": "Marble"}, {"D": "Pumice"}]
@@ -40,15 +41,8 @@ VERDICT_FIELDS = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _start(*extra: str) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable,
         "-m",
