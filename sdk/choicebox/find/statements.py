@@ -376,11 +376,14 @@ class AnswerLabel(PicksOne):
 
     ``labels`` need a colon after them (or a spaced dash, or a bracketed letter: "ответ (H)"),
     ``phrases`` do not; both are literal, any script. ``adverbs`` may follow a phrase ("Die
-    richtige Antwort ist daher **D**", "La respuesta es, por lo tanto, B")."""
+    richtige Antwort ist daher **D**", "La respuesta es, por lo tanto, B"). A label or phrase that
+    holds one of the ``final_qualifiers`` ("最終的な答え", "Respuesta final") is an explicit final
+    marker, as "Final answer:" is."""
 
     labels: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     phrases: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     adverbs: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    final_qualifiers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     payload: Leniency = "lenient"
     which: Which = "last"
     _pattern: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
@@ -388,11 +391,12 @@ class AnswerLabel(PicksOne):
     _by_first_letter: dict[str, tuple[str, ...]] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        # A label links to its payload by a colon; where it opens its clause, as "Answer" does,
-        # also by a spaced dash or by a bracketed letter right after it ("Следовательно, ответ
-        # (H)."; "habitat selection (G)" is prose). ``find`` checks the clause.
+        # A label links to its payload by a colon (past a JSON key's closing quote); where it opens
+        # its clause, as "Answer" does, also by a spaced dash or by a bracketed letter right after
+        # it ("Следовательно, ответ (H)."; "habitat selection (G)" is prose). ``find`` checks the
+        # clause.
         labels = "|".join(_bounded(label) for label in self.labels)
-        link = r"(?:[ \t*_]*+[:：]|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
+        link = r"(?:[ \t*_\"]*+[:：]|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
         alternatives = [rf"(?:{labels}){link}"] if self.labels else []
         adverb = rf"(?:,?[ \t]++{alternation(self.adverbs)}(?!\w),?)?" if self.adverbs else ""
         # A phrase links to its payload by a spaced dash too: "Правильный ответ — B".
@@ -432,7 +436,10 @@ class AnswerLabel(PicksOne):
             reading = read_at(text, match.end(), min(len(text), match.end() + 200), citations=citations)
             if self.payload == "strict":
                 reading = strictly(context, reading)
-            candidate = statement_of(context, reading, match.start(), how="answer label", cue_end=match.end())
+            final = bool(self.final_qualifiers) and any(q in match.group() for q in self.final_qualifiers)
+            candidate = statement_of(
+                context, reading, match.start(), final=final, how="answer label", cue_end=match.end()
+            )
             if candidate is not None:
                 found.append(candidate)
         return found

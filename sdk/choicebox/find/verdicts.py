@@ -111,7 +111,8 @@ class OptionVerdict(PicksOne):
             "_anchor",
             re.compile(
                 rf"(?<=[\s*_)\]]){verbs}\s++(?:therefore\s++|thus\s++|clearly\s++|then\s++|indeed\s++|"
-                rf"definitely\s++|also\s++)?(?:the\s++)?(?:(?:most|only|single|one)\s++)?"
+                # "only" with its article: "(D) is only appropriate once ..." restricts, not judges
+                rf"definitely\s++|also\s++)?(?:the\s++(?:(?:most|only|single|one)\s++)?|(?:most|single|one)\s++)?"
                 rf"(?P<adj>{verdicts})\b(?!\s++(?:for|to)\s++(?:part|\())(?!\s++(?:because|since|as|but)\b)"
             ),
         )

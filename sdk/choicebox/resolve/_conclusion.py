@@ -71,6 +71,12 @@ _LETTERED: Final = ("commitment", "hedge", "retraction", "no_option")
 # What answers the question, for the scope rules: a letter, or a value (rule 5).
 _ANSWERING: Final = (*STATED, "value")
 _LINE_LEVEL_MAX: Final = 300
+# An answer shown, not given: the format an instruction asks for, echoed ("end with a line of
+# the form `Final Answer: \boxed{A}`, where A is replaced by the letter of the chosen option").
+_CODE_SPAN: Final = re.compile(r"`[^`\n]{1,200}+`")
+_PLACEHOLDER_EXPLAINED: Final = re.compile(
+    r"[`}\])*_.'\"]{0,4}+,?[ \t]++where[ \t]++[(\[]?(?P<L>[A-Z])[)\]]?[ \t]++(?:is|stands|represents)\b"
+)
 
 
 def _known_stages(instance: object, attribute: attrs.Attribute[tuple[str, ...]], value: tuple[str, ...]) -> None:
@@ -93,7 +99,9 @@ class Conclusion:
     earlier; ``part_words`` ("part", "statement") and ``later_parts`` ("for the second part")
     mark the parts of a response; ``opening_boilerplate`` may precede an opening answer within
     ``opening_words`` words; ``no_option_statements`` ("none of the options") cancel a stray
-    letter before them; a response cut off after more than ``cut_off_words`` words of
+    letter before them; a statement in an inline code span after one of the ``example_cues``
+    ("of the form `Final Answer: \\boxed{A}`"), or whose letter is then said to stand for the
+    answer (", where A is replaced by the letter"), shows a format and answers nothing; a response cut off after more than ``cut_off_words`` words of
     unanswered work on a multi-part question commits to nothing. ``withdrawals`` ("no, that is
     wrong", "scratch that", "I'm not sure any more") after the concluding statement, within
     ``withdrawal_reach`` characters and with no option named before them, withdraw it;
@@ -109,6 +117,7 @@ class Conclusion:
     later_parts: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     opening_boilerplate: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     no_option_statements: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
+    example_cues: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     explicit_withdrawals: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
     withdrawal_conditions: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
@@ -127,6 +136,7 @@ class Conclusion:
     _any_part: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _boilerplate: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _no_option: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _example: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
     _withdrawal: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
     _explicit_withdrawal: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
     _withdrawal_condition: re.Pattern[str] | None = attrs.field(init=False, repr=False, eq=False)
@@ -165,6 +175,8 @@ class Conclusion:
         set_(
             "_no_option", re.compile(rf"\b{alternation(self.no_option_statements)}", re.IGNORECASE)
         )
+        cues = self.example_cues
+        set_("_example", re.compile(rf"(?<!\w)(?:{alternation(cues)})(?!\w)", re.IGNORECASE) if cues else None)
         for name, entries in (("_withdrawal", self.withdrawals), ("_explicit_withdrawal", self.explicit_withdrawals)):
             set_(name, re.compile(rf"(?<![\w'’])(?:{alternation(entries)})\b", re.IGNORECASE) if entries else None)
         conditions = self.withdrawal_conditions
@@ -226,6 +238,7 @@ class Conclusion:
         lo, hi, scope_note = self._scope(context, found, fates)
         kept: list[Candidate] = []
         dropped: list[Candidate] = []
+        examples = self._examples(text)
         for candidate in found:
             if candidate.kind == "other_question":
                 where = "a section: the text before the first question heading" if candidate.value == "opening" else "where text about another question starts"
@@ -234,6 +247,8 @@ class Conclusion:
                 fates.mark((candidate,), "outside", scope_note)
             elif candidate.letters == ("X",) and "X" not in options:
                 fates.mark((candidate,), "ignored", "the (X) of a format instruction")
+            elif self._example is not None and self._shown(text, candidate, examples):
+                fates.mark((candidate,), "ignored", "an answer format shown, not an answer given")
             elif candidate.origin != "labelled" and any(
                 x not in options for x in candidate.letters
             ):
@@ -257,6 +272,27 @@ class Conclusion:
                 context, merged, considered, fallbacks=fallbacks, errors=errors, fates=fates, window=(lo, hi)
             )
         return self._settle(context, text, lettered, window=(lo, hi), fates=fates, considered=considered)
+
+    def _examples(self, text: str) -> list[tuple[int, int]]:
+        """The inline code spans that follow one of the ``example_cues`` on their line ("of the
+        form `Answer: X`", "e.g. `\\boxed{B}`"): formats shown, not answers."""
+        if self._example is None or "`" not in text:
+            return []
+        spans = []
+        for span in _CODE_SPAN.finditer(text):
+            line = text.rfind("\n", 0, span.start()) + 1
+            if self._example.search(text, max(line, span.start() - 80), span.start()) is not None:
+                spans.append(span.span())
+        return spans
+
+    @staticmethod
+    def _shown(text: str, candidate: Candidate, examples: list[tuple[int, int]]) -> bool:
+        """The candidate lies in an example span, or its letter is said to stand for the answer
+        right after it (", where A is replaced by the letter ...")."""
+        if any(lo <= candidate.start < hi for lo, hi in examples):
+            return True
+        explained = _PLACEHOLDER_EXPLAINED.match(text, candidate.end)
+        return explained is not None and candidate.letters == (explained["L"],)
 
     def _without_letters(
         self,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from choicebox.find.statements import AnswerLabel
-from rule_files import ROBUST, Built, one_kind, robust_step
+from rule_files import CONCLUSION, ROBUST, Built, one_kind, robust_step
 
 
 def _step(tmp_path: Path, resolve: str = "first_step", **changed: Any) -> Built:
@@ -73,6 +73,10 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "Răspunsul corect este C.",
         "Jawapan yang betul ialah C.",
         "Ang tamang sagot ay C.",
+        # the keys of structured outputs, past the key's closing quote
+        '{"selected_option": "C", "rationale": "A is wrong"}',
+        '<tool_call>\n{"name": "submit", "arguments": {"answer_choice": "(C)"}}\n</tool_call>',
+        "答え：C",
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:
@@ -244,3 +248,20 @@ def test_parameter_payload_strict_reads_a_lone_letter_ending_its_line(
 def test_parameter_which_picks_the_first_or_the_last_label(tmp_path: Path, label: Built) -> None:
     assert label.read("Antwort: A\nAntwort: C") == "C"
     assert _step(tmp_path, which="first").read("Antwort: A\nAntwort: C") == "A"
+
+
+
+@pytest.mark.parametrize(
+    "output", ["答え：A\n最終的な答え：C", "Respuesta: A\nRespuesta final: C", "Jawaban: A\nJawaban akhir: C", "정답: A\n최종 답: C"]
+)
+def test_parameter_final_qualifiers_make_a_label_an_explicit_final_marker(tmp_path: Path, output: str) -> None:
+    # Two labels one after the other are a run of answers (rule 2), unless the later is final.
+    assert _step(tmp_path, resolve=CONCLUSION).read(output) == "C"
+    assert _step(tmp_path, resolve=CONCLUSION, final_qualifiers=[]).outcome(output) == (None, "conflicting")
+
+
+def test_reasoning_in_a_script_without_spaces_is_no_run(tmp_path: Path) -> None:
+    # "答え：E ... 答え：B" with sentences between: the later answer revises the first (rule 1).
+    output = "答え：E\n\n日本国憲法は1946年11月3日に公布されました。ただし、設問は施行日です。\n\n答え：B"
+    assert _step(tmp_path, resolve=CONCLUSION).read(output) == "B"
+    assert _step(tmp_path, resolve=CONCLUSION).outcome("答え：E\n答え：B") == (None, "conflicting")
