@@ -272,7 +272,6 @@ _KNOWN_MISSES_3 = {
 # and one wrong letter.
 _STYLES_FIXTURE_4 = Path(__file__).parents[1] / "fixtures" / "answer_styles_4.jsonl"
 _KNOWN_MISSES_4 = {
-    105: "'So the final answer is option 3: 30.': an option named by its number, not its letter",
     121: "a value with no answer cue ('the stone hits the water with a speed of approximately 14 "
     "m/s'), then a note that names another option's value",
     167: "'So the required minimum diameter is about 50 mm (C).': a stray letter after its option's "
@@ -313,7 +312,6 @@ _KNOWN_MISSES_6 = {
 # when first measured, as before those rules.
 _STYLES_FIXTURE_7 = Path(__file__).parents[1] / "fixtures" / "answer_styles_7.jsonl"
 _KNOWN_MISSES_7 = {
-    28: "'the correct option is number 3, i.e. 0.2': an option named by its number, not its letter",
     64: "the closing sentence ends in option A's text with no letter ('So utilitarianism judges an "
     "action by its consequences for overall happiness or well-being.')",
 }

@@ -18,6 +18,7 @@ from choicebox._modes import ModeRegistry, parse_mode
 from choicebox.find._features import features_of
 from choicebox.resolve._policies import Ruling
 from choicebox.testing import mcqa_sample
+from rule_files import chain, robust_policy, robust_step
 
 TEN = {letter: f"opt{letter}" for letter in "ABCDEFGHIJ"}
 
@@ -344,3 +345,52 @@ def test_an_expression_holding_an_options_number_is_not_that_option() -> None:
 def test_a_value_given_as_an_answer_is_one_number(output: str, letter: str | None) -> None:
     verdict = grade_text(output, NUMBERS, "A", default_registry().get("robust"))
     assert verdict.extracted_answer == letter, verdict.detail
+
+
+# ------------------------------------------------------------------------------ options by number
+
+
+@pytest.mark.parametrize(
+    ("output", "options", "letter"),
+    [
+        ("So the final answer is option 3: 30.", {"A": "8", "B": "10", "C": "30", "D": "60"}, "C"),
+        ("So the correct option is number 3, i.e. 0.2.", {"A": "0.9", "B": "0.1", "C": "0.2"}, "C"),
+        ("Therefore, the answer is option number 2: the buyer bears the risk.",
+         {"A": "The seller", "B": "The buyer", "C": "Neither"}, "B"),
+        ("The answer is option 4.", {"A": "x", "B": "y", "C": "z", "D": "w"}, "D"),
+        # the text after the number states another option's content: no single option
+        ("So the correct option is number 3, i.e. 0.9.", {"A": "0.9", "B": "0.1", "C": "0.2"}, None),
+        # the number is another option's content: "option 3" or the value 3?
+        ("The answer is option 3.", {"A": "2", "B": "3", "C": "4", "D": "5"}, None),
+        ("The answer is option 5.", {"A": "2", "B": "3", "C": "4", "D": "6"}, None),  # past the last
+        # a number alone is a value, not a place in the list
+        ("The answer is 3.", {"A": "2", "B": "3", "C": "4"}, "B"),
+    ],
+)  # fmt: skip
+def test_an_option_named_by_its_number_is_that_option(output: str, options: dict[str, str], letter: str | None) -> None:
+    verdict = _robust(output, options)
+    assert verdict.extracted_answer == letter  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------ formats shown
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "**Answer: G**\n\n*Reminder: responses should end with a line of the form `Final Answer: \\boxed{A}`, "
+        "where A is replaced by the letter of the chosen option.*",
+        "**Answer: G**\n\nUse the format `Answer: B` next time.",
+        "The answer is (G). Write it as \\boxed{A}, where A is the letter of your choice.",
+    ],
+)
+def test_an_answer_format_shown_is_no_answer_given(output: str) -> None:
+    assert _robust(output).extracted_answer == "G"  # type: ignore[attr-defined]
+
+
+def test_example_cues_name_what_shows_a_format(tmp_path: Path) -> None:
+    text = "**Answer: G**\n\nNext time, use the format `Answer: B`."
+    steps = [{"kind": "answer_statement", **robust_step("answer")}]
+    assert chain(tmp_path, steps, resolve=robust_policy()).read(text, options=TEN) == "G"
+    without = chain(tmp_path, steps, resolve={**robust_policy(), "example_cues": []})
+    assert without.read(text, options=TEN) != "G"

@@ -258,8 +258,10 @@ _NONE_PAYLOAD: Final = re.compile(
     re.IGNORECASE,
 )
 _NOT_LETTER: Final = re.compile(r"not\s++\(?([A-Z])\)?(?![\w'’])")
+# (not the dots of "i.e." and "e.g.": "number 3, i.e. 0.2" is one value)
+_NOT_ABBREVIATION: Final = r"(?<!\bi)(?<!\bi\.e)(?<!\be)(?<!\be\.g)"
 _VALUE_END: Final = re.compile(
-    r"(?<!\d)\.(?!\d)|\.(?=\s)|[\n;]|,\s++(?:which|so|as|because|since|but)\b"
+    rf"(?<!\d){_NOT_ABBREVIATION}\.(?!\d)|{_NOT_ABBREVIATION}\.(?=\s)|[\n;]|,\s++(?:which|so|as|because|since|but)\b"
 )
 # The copula that closes a Korean or Japanese answer sentence after its value ("정답은 대동법입니다",
 # "答えは東京です"), with the emphasis and marks around it.

@@ -31,7 +31,7 @@ from typing import Final, NamedTuple
 
 from ._features import LATEX_FRACTION, LATEX_WRAPPER, norm_text, with_carets
 
-__all__ = ["Quantity", "quantity", "same_value", "value_letters"]
+__all__ = ["Quantity", "numbered_option", "quantity", "same_value", "value_letters"]
 
 
 class Quantity(NamedTuple):
@@ -327,3 +327,37 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
         return []  # no number, no list, no statement label: the text compared was all there is
     units = question_units(question)
     return [letter for letter, text in options.items() if _states(facts, _facts(text), units)]
+
+
+# An option named by its place in the list: "the answer is option number 2: the buyer ...",
+# "the final answer is option 3: 30", "the correct option is number 3, i.e. 0.2". The word for an
+# option (or "number") stands before the number, in the statement or in the value itself.
+_NUMBERED_BEFORE: Final = re.compile(r"(?:\b(?:option|choice|alternative)[ \t]*+(?:number|no\.|#)?|\bnumber)[ \t]*+$", re.I)
+_NUMBERED_VALUE: Final = re.compile(
+    r"(?:(?:option|choice|alternative)[ \t]*+)?(?:(?:number|no\.|#)[ \t]*+)?(?P<n>[1-9]\d?)(?![\d.,/^]\d|[\d%])"
+    r"(?:[ \t]*+(?:[:)\-–—]|,[ \t]*+(?:i\.e\.|that[ \t]++is|namely)?)[ \t]*+(?P<rest>.*))?[ \t.]*+",
+    re.I | re.S,
+)
+
+
+def numbered_option(before: str, value: str, options: Mapping[str, str], question: str = "") -> list[str] | None:
+    """The letter of the option that ``value`` names by its number (``before`` is the statement's
+    text before the value), as a list of one; ``None`` when the value names no option by number;
+    an empty list when it names none for sure: an option's content is that number at another
+    place ("option 3" with "3" the second option's text), the number is past the last option, or
+    the text after it states another option's content."""
+    numbered = _NUMBERED_VALUE.fullmatch(value)
+    if numbered is None or (_NUMBERED_BEFORE.search(before) is None and numbered.start("n") == 0):
+        return None
+    letters = list(options)
+    n = int(numbered["n"])
+    if n > len(letters):
+        return []
+    letter = letters[n - 1]
+    if any(norm_text(text) == numbered["n"] and other != letter for other, text in options.items()):
+        return []  # the number may be that option's content
+    rest = (numbered["rest"] or "").strip()
+    stated = value_letters(rest, options, question) if rest else []
+    if stated and stated != [letter]:
+        return []
+    return [letter]

@@ -71,6 +71,7 @@ def test_a_verdict_asked_or_under_a_later_only_if_is_none(verdict: Built) -> Non
     assert verdict.read("**C** is the most likely answer? No, it is wrong.") is None
     assert verdict.read("**C** is the most consistent with the data only if we ignore the grain size.") is None
     assert verdict.read("**C** is the most consistent with the data.") == "C"
+    assert verdict.read("(C) is the only appropriate test here.") == "C"  # "only" with its article
     assert verdict.read("I is correct.") is None  # "I" stays English
 
 
@@ -92,6 +93,9 @@ def test_a_verdict_asked_or_under_a_later_only_if_is_none(verdict: Built) -> Non
         "Option C (optD) is correct.",  # another option's text in the brackets
         "(C) is not my answer.",
         "If the patient were unstable, (C) would be my answer.",
+        # "only" without its article restricts the verdict: a review, not a judgement
+        "Imaging such as MIBG scintigraphy (C) is only appropriate once the diagnosis is established.",
+        "(C) is only correct for small angles.",
     ],
 )
 def test_it_reads_no_answer_without_an_option_judged_the_answer(verdict: Built, output: str) -> None:
