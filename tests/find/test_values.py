@@ -109,12 +109,20 @@ def test_a_value_may_add_the_unit_the_question_names_to_a_bare_option() -> None:
         ("5", "5 or 6"),
         ("22,95", "2295"),
         ("3,7", "3"),  # a decimal comma, or a list: not 3 and a unit "7"
+        ("3,7,9", "3.7"),  # a list
+        ("2,450 kg", "2.45 kg"),  # three digits after the comma: a thousands group
         ("0.1₂", "0.1"),  # a binary numeral
         ("exactly 0.1₂ in binary", "0.1"),
     ],
 )
 def test_it_does_not_state(value: str, option: str) -> None:
     assert not same_value(value, option)
+
+
+@pytest.mark.parametrize(("value", "option"), [("2,45 m/s²", "2.45 m/s²"), ("9,8", "9.8"), ("-0,5 V", "-0.5 V")])
+def test_one_or_two_digits_after_a_comma_are_a_decimal_part(value: str, option: str) -> None:
+    # "Doğru cevap 2,45 m/s²'dir", "La respuesta es 9,8": a decimal comma, not a list
+    assert same_value(value, option)
 
 
 def test_a_quantity_is_one_number_and_its_unit() -> None:

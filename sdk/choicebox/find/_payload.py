@@ -266,6 +266,8 @@ _VALUE_END: Final = re.compile(
 # The copula that closes a Korean or Japanese answer sentence after its value ("정답은 대동법입니다",
 # "答えは東京です"), with the emphasis and marks around it.
 _COPULA_END: Final = re.compile(r"[*_$\"'”’ \t]*+(?:입니다|이에요|예요|이다|です|である)[.!。 \t]*+$")
+# ... and Turkish's suffix after an apostrophe, which ASCII values have too ("Doğru cevap 2,45'tir").
+_SUFFIX_COPULA_END: Final = re.compile(r"[*_$\"”]*+['’](?:d|t)[iıuü]r[.! \t]*+$")
 _PLACEHOLDER: Final = re.compile(r"[\s.…(\[{]*+|\(?x\)?|\.\.\..*", re.IGNORECASE | re.DOTALL)
 _FOR_PART: Final = re.compile(
     r"[ \t]++(?:for|in|to)[ \t]++(?:the[ \t]++)?(?:part[ \t]*+)?"
@@ -690,7 +692,7 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
     if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
         value_end = contrast.start()
     value = text[p:value_end].strip().strip("*_$ \"'“”‘’")
-    copula = None if value.isascii() else _COPULA_END.search(value)
+    copula = _SUFFIX_COPULA_END.search(value) if value.isascii() else _COPULA_END.search(value) or _SUFFIX_COPULA_END.search(value)
     if copula is not None:
         value = value[: copula.start()]  # "정답은 **대동법**입니다": the value, then "is"
     if not value or _PLACEHOLDER.fullmatch(value):

@@ -69,12 +69,20 @@ def may_give_option_text(context: Context, low: str) -> bool:
     return any(low.find(words[0]) != -1 for words in context.features.citations().values())
 
 
+_ASIDE_AFTER: Final = re.compile(r"[ \t]*+\([^()\n]{1,24}\)[ \t]*+$")
+
+
 def option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     """A value statement that gives exactly one option's whole text ("I'd go with Operant
     conditioning") as a commitment to that option (rule 5); else ``None``, also when a letter
     follows in its sentence ("I'd go with 12 N, which is (D)"): a letter, given, beats the content,
     and is read as what it is."""
     hits = context.features.matching_letters(candidate.value)
+    if not hits:
+        # the text, then its abbreviation or a short aside: "CT pulmonary angiography (CTPA)"
+        aside = _ASIDE_AFTER.search(candidate.value)
+        if aside is not None and aside.start() > 0:
+            hits = context.features.matching_letters(candidate.value[: aside.start()])
     if len(hits) != 1:
         return None
     if BRACKETED_LETTER.search(context.folded, candidate.end, rest_of_sentence(context.folded, candidate.end)):

@@ -75,6 +75,9 @@ _HEDGE: Final = re.compile(
     r"(?:about|approximately|approx\.|roughly|around|nearly|exactly|precisely|~|≈)\s*+", re.IGNORECASE
 )
 _DECIMAL_COMMA: Final = re.compile(r",\d")
+# A decimal comma for sure: one or two digits after it, not three (a thousands group, "2,450")
+# and not a list (its items stand after a blank): "2,45 m/s²", "9,8".
+_SURE_DECIMAL_COMMA: Final = re.compile(r",(\d{1,2})(?![\d,.])")
 # After a number, a subscript digit makes it a numeral in another base: "0.1₂".
 _SUBSCRIPT_DIGITS: Final = frozenset("₀₁₂₃₄₅₆₇₈₉")
 
@@ -102,10 +105,15 @@ def quantity(text: str) -> Quantity | None:
         found = match
     if found is None or text[found.end() : found.end() + 1] in _SUBSCRIPT_DIGITS:
         return None  # "0.1₂" is a binary numeral, not 0.1
-    if _DECIMAL_COMMA.match(text, found.end()):
-        return None  # "3,7": a decimal comma (3.7) or a list (3, 7), not 3 and a unit
+    fraction = found["fraction"] or ""
+    end = found.end()
+    if _DECIMAL_COMMA.match(text, end):
+        comma = _SURE_DECIMAL_COMMA.match(text, end)
+        if comma is None or fraction or "," in (found["digits"] or "") or found["power"] or found["epower"] or found["denominator"]:
+            return None  # "3,7,9", "1,234,5": a list or a slip, not one number and a unit
+        fraction, end = f".{comma[1]}", comma.end()  # "2,45 m/s²" is 2.45 m/s²
     try:
-        decimal = Decimal(f"{found['sign']}{(found['digits'] or '0').replace(',', '')}{found['fraction'] or ''}")
+        decimal = Decimal(f"{found['sign']}{(found['digits'] or '0').replace(',', '')}{fraction}")
         power = found["power"] or found["epower"]
         if power is not None:
             decimal = decimal.scaleb(int(power))
@@ -118,7 +126,7 @@ def quantity(text: str) -> Quantity | None:
     except InvalidOperation:  # pragma: no cover - the pattern only matches what Decimal reads
         return None
     before = norm_text(_HEDGE.sub("", text[: found.start()]))
-    unit = norm_text(text[found.end() :])
+    unit = norm_text(text[end:])
     if before:
         unit = f"{before} {unit}"  # a word before the number: no unit an option may leave out
     return Quantity(number, unit)

@@ -184,11 +184,12 @@ class StrayLetter(PicksOne):
 # What links a closing result to what it is: "x = 5", "≈", "is", "are", "equals", "gives us",
 # "we get". Not a colon ("Common distractor: 24 N", "the ratio is 1:2:1") nor "be"/"was" ("Without
 # friction, the force would be 48 N", "My first guess was 24 N").
-_RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b")
+# ("will be" states a result, "would be" supposes one: "The balance after 2 years will be $1,102.50.")
+_RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b|\bwill\s++be\b")
 # The literal each alternative of ``_RESULT_LINK`` starts with: the links are found with
 # ``str.find`` and matched where they stand, where a scan (whose alternatives open with ``\b``,
 # so the engine cannot skip ahead) tries every character of the line.
-_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we")
+_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will")
 # The links of a line a value may follow, read from the right: the last few only.
 _MAX_LINKS: Final = 3
 
@@ -249,8 +250,8 @@ _ABOUT: Final = re.compile(r"(?:about|approximately|roughly|around|nearly|~|≈)
 class ClosingValue(PicksOne):
     """A complete output whose closing line ends in one option's full content:
     "... = 200$ lines per mm." with an option "200 lines per mm". The value after one of the
-    line's last links ("=", "≈", "is", "are", "equals", "gives us", "we get"; not a colon nor
-    "be") or after a conclusion word opening the line must state exactly one option's content,
+    line's last links ("=", "≈", "is", "are", "equals", "gives us", "we get", "will be"; not a
+    colon nor "would be") or after a conclusion word opening the line must state exactly one option's content,
     as ``choicebox.find._values.same_value`` compares them ("$24.00" states "$24", "-1.32 × 10¹³ C" states "$-1.32$ $10^{13} \\mathrm{C}$"); a quantity
     may be followed by what it is of ("127.5% of the cost"). Or the line's bold spans give one
     option's whole content ("So, about **85 kg of ammonia** is produced."), in a line that holds

@@ -524,7 +524,8 @@ class FirstPersonPick(PicksOne):
             self,
             "_superlative",
             re.compile(
-                rf"the\s++{superlatives}(?:\s++(?!is\b|would\b|seems\b)[a-z-]++){{0,3}}?\s++(?:is|would\s++be|seems\s++to\s++be)"
+                # up to five words of what it is: "the most appropriate next step in diagnosis is"
+                rf"the\s++{superlatives}(?:\s++(?!is\b|would\b|seems\b)[a-z-]++){{0,5}}?\s++(?:is|would\s++be|seems\s++to\s++be)"
                 r"(?:[ \t]++|[ \t]*+(?=\r?\n))"
             ),
         )
@@ -554,7 +555,7 @@ class FirstPersonPick(PicksOne):
         if self.superlatives:
             for word in self._gates:
                 for at in occurrences(low, word):
-                    for match in self._superlative.finditer(low, max(0, at - 12), at + len(word) + 40):
+                    for match in self._superlative.finditer(low, max(0, at - 12), at + len(word) + 64):
                         if match.start() == 0 or not low[match.start() - 1].isalnum():
                             matches.setdefault(match.start(), match)
         if self.openings:

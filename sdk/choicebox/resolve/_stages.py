@@ -381,6 +381,27 @@ def _restates(text: str, position: int, letter: str, option: str) -> bool:
     return bool(own) and text[opening.end() : opening.end() + len(own)].casefold() == own
 
 
+def _restated_options(s: Settling, start: int) -> bool:
+    """The lettered lines after ``start`` restate the options, each its letter and own text
+    ("Here are the options again:\n(A) Concrete operational stage\n(B) ..."): a copy of the
+    question, not a review cut off (rule 6), however it ends."""
+    text, options = s.text, s.context.options
+    restated = 0
+    at = text.find("\n", start, s.hi)
+    while at != -1:
+        line = at + 1
+        opening = _OPTION_OPENING.match(text, line)
+        end = text.find("\n", line, s.hi)
+        end = s.hi if end == -1 else end
+        if opening is not None and opening[1] in options and text[opening.end() - 1 : opening.end()] in ".): \t*_":
+            rest = text[opening.end() : end].strip(" \t.;,*_").casefold()
+            if rest != options[opening[1]].strip().casefold():
+                return False
+            restated += 1
+        at = -1 if end >= s.hi else end
+    return restated >= 3
+
+
 # How far before a part's answer its part marker may stand: "For part (b), the answer is A".
 _PART_REACH: Final = 40
 # A part's marker: "part (b)", "Part 2", "(ii)", "b)".
@@ -483,7 +504,7 @@ def cut_off(policy: Vocabulary, s: Settling) -> Decision | None:
         s.fates.mark((last,), "decides", "cut off while answering the other parts")
         return _failure("no_answer", "answers one part of a multi-part question, then is cut off"), None
     named = {m.group(1) for m in BRACKETED_LETTER.finditer(after)} | {m.group(1) for m in _NAMED_OPTION.finditer(after)}
-    if last.origin == "evaluation" and named - set(last.letters):
+    if last.origin == "evaluation" and named - set(last.letters) and not _restated_options(s, last.end):
         s.fates.mark((last,), "decides", "cut off while reviewing the options")
         return _failure("no_answer", "cut off while reviewing the options"), None
     return None

@@ -99,6 +99,10 @@ def test_a_value_before_a_closing_copula_is_that_options_content() -> None:
     options = {"A": "균역법", "B": "대동법", "C": "영정법", "D": "호패법"}
     assert ROBUST.outcome("따라서 정답은 **대동법**입니다. 😊", options=options) == ("B", None)
     assert ROBUST.outcome("答えは**大阪**です。", options={"A": "東京", "B": "大阪", "C": "京都"}) == ("B", None)
+    # Turkish's copula is a suffix after an apostrophe, on ASCII values too
+    turkish = {"A": "1.23 m/s²", "B": "2.45 m/s²", "C": "Ankara", "D": "İzmir"}
+    assert ROBUST.outcome("Doğru cevap 2,45 m/s²'dir.", options=turkish) == ("B", None)
+    assert ROBUST.outcome("Doğru cevap Ankara'dır.", options=turkish) == ("C", None)
     # "is not" is no copula to take off: the value names no option
     assert ROBUST.outcome("정답은 대동법이 아닙니다.", options=options) == (None, "no_answer")
 

@@ -42,6 +42,7 @@ def closing(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("So the structure responsible is the __300 lines per mm__.", "B"),
         ("So the net force is approximately **12 N**, as expected.", "C"),
         ("Working it out, the net force is 12 N, which is what the scale shows.", "C"),  # a relative clause after it
+        ("Adding both pulls, the net force on the block will be 12 N.", "C"),  # a result stated in the future
     ],
 )
 def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, output: str, letter: str) -> None:
@@ -65,6 +66,7 @@ def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, o
         "Let me think.\n**12 N** is wrong.",  # the emphasis denied or doubted
         "It is definitely not **12 N**.",
         "I am unsure whether it is **12 N** or something else.",
+        "With twice the mass, the force would be 12 N.",  # supposed: "would be" links no result
     ],
 )
 def test_it_reads_no_answer_without_one_options_content_closing_the_output(closing: Built, output: str) -> None:

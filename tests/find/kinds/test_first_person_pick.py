@@ -51,7 +51,10 @@ def pick(tmp_path_factory: pytest.TempPathFactory) -> Built:
         "If I had to pick one, B.",  # a forced choice picks
         "If I have to commit to one: B",
         "If forced to choose: (B)",
-
+        # five words of what the superlative names
+        "Therefore, the most appropriate next step in the diagnosis is (B).",
+        # an option's text, then its abbreviation
+        "Therefore, the most appropriate next step in diagnosis is optB (OB), which is the modality of choice.",
     ],
 )
 def test_it_reads_a_first_person_pick(pick: Built, output: str) -> None:

@@ -55,3 +55,15 @@ def test_a_question_of_one_part_cut_off_after_its_answer_commits() -> None:
     single = {"A": "1 A", "B": "2 A", "C": "3 A", "D": "4 A"}
     assert ROBUST.read(ONE_PART, options=single, question="Find the current.") == "B"
     assert ROBUST.read(ONE_PART + " 1 ohm.", options=MULTIPART, question=MULTIPART_QUESTION) == "B"
+
+
+def test_the_options_restated_after_the_answer_are_no_review() -> None:
+    # "Here are the options again": each line its letter and own text, the last without a full
+    # stop. A copy of the question is no review cut off (rule 6); a line that is not its option's
+    # text makes the listing a review again.
+    restated = "So the answer is A.\n\nHere are the options again for reference:\n" + "\n".join(
+        f"({letter}) {text}" for letter, text in TEN.items()
+    )
+    assert ROBUST.read(restated, options=TEN) == "A"
+    reviewed = restated.replace("(C) optC", "(C) optC fails because the units")
+    assert ROBUST.grade(reviewed, options=TEN).detail == "cut off while reviewing the options"
