@@ -23,7 +23,7 @@ from typing import Final
 import attrs
 
 from choicebox.find._citation import text_at
-from choicebox.find._vocab import NEGATIVE_QUESTION, substring_list, substrings
+from choicebox.find._vocab import NEGATIVE_QUESTION, substring_list, substrings, valid_words, word_list
 
 from ._api import Candidate, Context, PicksOne, picked, register_step_kind
 
@@ -40,6 +40,8 @@ _LISTING_GAP: Final = 4
 # What may follow a tick on its line: nothing but markup and a table's bar, or an explanation after
 # a dash or a colon ("✅ — This is the defining feature").
 _AFTER_TICK: Final = re.compile(r"[\ufe0f*_ \t|)\].]*+(?:$|[-–—:][ \t])")
+# A table's rule under its header: "|---|:---:|".
+_TABLE_RULE: Final = re.compile(r"[ \t]*+\|?(?:[ \t]*+:?-{2,}:?[ \t]*+\|)++[ \t]*+(?::?-{2,}:?[ \t]*+)?")
 # A cross, on a ticked line: the line is unsure, not ticked.
 _CROSSES: Final = ("❌", "✗", "✘", "✖", "❎")
 # Another option's label on the line: "A) ✅ / B) ✅".
@@ -52,13 +54,17 @@ class TickedOption(PicksOne):
     """The one option ticked in a listing of the options (see the module docstring).
 
     ``marks`` are the ticks (any of them on an option's line marks it); ``min_lines`` how many
-    option lines of different letters make a listing.
+    option lines of different letters make a listing. In a table whose header names the ticked
+    cell's column with one of the ``selection_headers`` ("| Option | ... | Selected |"), the one
+    tick commits with no cross on the other rows and with the option's text in other words
+    ("| G | Thirteenth | Abolition of slavery | ✅ |").
     """
 
     marks: tuple[str, ...] = attrs.field(
         default=("✅", "✔", "✓", "☑", "🟢"), converter=substring_list, validator=substrings
     )
     min_lines: int = 3
+    selection_headers: tuple[str, ...] = attrs.field(default=(), converter=word_list, validator=valid_words)
 
     def pick(self, context: Context) -> Candidate | None:
         return picked(self.find(context), "last")  # it finds one candidate at most
@@ -72,6 +78,7 @@ class TickedOption(PicksOne):
             return []
         listing: list[tuple[int, int, str]] = []  # (start, end, letter) of each option line
         ticked: list[tuple[int, int, str]] = []
+        own_text = False  # the ticked line gives its option's own text
         crossed = 0  # option lines of the listing that bear a cross
         last_index = 0
         for line_index, (start, end) in enumerate(_lines(text, lo, hi)):
@@ -85,20 +92,46 @@ class TickedOption(PicksOne):
             line = text[match.end() : end]
             if any(mark in line for mark in self.marks):
                 ticked.append((start, end, match["L"]))
-                if not self._ticked(line, match["L"]) or not _gives_own_text(context, text, match.end(), end, match["L"]):
+                if not self._ticked(line, match["L"]):
                     return []  # a tick that may mean something else: no listing commits
+                own_text = _gives_own_text(context, text, match.end(), end, match["L"])
             elif any(cross in line for cross in _CROSSES):
                 crossed += 1
         letters = {letter for _, _, letter in listing}
-        if len(letters) < self.min_lines or len(ticked) != 1 or crossed != len(listing) - 1:
+        if len(letters) < self.min_lines or len(ticked) != 1:
             return []
         start, end, letter = ticked[0]
+        if own_text and crossed == len(listing) - 1:
+            how = "the one option ticked in a listing of the options"
+        elif crossed == 0 and self._selection_column(text, listing[0][0], start, end):
+            how = "the one option ticked in a table's selection column"
+        else:
+            return []
         return [
             context.candidate(
-                "commitment", start, end, (letter,), how="the one option ticked in a listing of the options",
+                "commitment", start, end, (letter,), how=how,
                 origin="evaluation", layout="a line of a listing", payload="letter, ticked",
             )
         ]  # fmt: skip
+
+    def _selection_column(self, text: str, table_start: int, start: int, end: int) -> bool:
+        """The ticked row is a table's, and the header above the table (past its rule) names the
+        tick's column with one of the ``selection_headers``."""
+        row = text[start:end].strip()
+        if not self.selection_headers or not row.startswith("|"):
+            return False
+        header_end = table_start - 1
+        header_start = text.rfind("\n", 0, max(0, header_end)) + 1
+        if _TABLE_RULE.fullmatch(text, header_start, max(header_start, header_end)):
+            header_end = header_start - 1
+            header_start = text.rfind("\n", 0, max(0, header_end)) + 1
+        header = text[header_start:max(header_start, header_end)].strip()
+        if not header.startswith("|"):
+            return False
+        names = [cell.strip(" \t*_`?").casefold() for cell in header.strip("|").split("|")]
+        cells = row.strip("|").split("|")
+        at = next(i for i, cell in enumerate(cells) if any(mark in cell for mark in self.marks))
+        return at < len(names) and names[at] in self.selection_headers
 
     def _ticked(self, line: str, letter: str) -> bool:
         """The rest of an option's line ticks it: one tick, at the line's end or before its

@@ -125,3 +125,27 @@ def test_in_robust_the_tick_counts_only_when_no_statement_commits() -> None:
     # A stated answer wins over a tick, before or after it: the tick may mark a property.
     assert ROBUST.read(f"The answer is (C).\n\n{listing}", options=ROCKS, question=QUESTION) == "C"
     assert ROBUST.read(f"{listing}\n\nSo the answer is (C).", options=ROCKS, question=QUESTION) == "C"
+
+
+def _table(header: str, ticked_letter: str | None) -> str:
+    """The rocks as table rows under ``header``: each letter, a short name, the tick on one row."""
+    rows = [f"| {letter} | {text[:4]} | {'✅' if letter == ticked_letter else ''} |" for letter, text in ROCKS.items()]
+    return f"| Option | Rock | {header} |\n|---|---|---|\n" + "\n".join(rows) + "\n\nBasalt cools from lava."
+
+
+def test_parameter_selection_headers_name_a_tables_column_of_the_chosen_row(tmp_path: Path, ticked: Built) -> None:
+    # The other rows' cells are empty, not crossed, and the row gives its option in other words:
+    # the header says the column marks the one chosen.
+    table = _table("Selected", "E")
+    assert ticked.read(table, options=ROCKS, question=QUESTION) is None
+    chosen = _step(tmp_path, selection_headers=["selected", "choice"])
+    assert chosen.read(table, options=ROCKS, question=QUESTION) == "E"
+    assert chosen.read(_table("**Choice?**", "E"), options=ROCKS, question=QUESTION) == "E"
+    # a column of another name marks a property; a table with no tick marks none
+    assert chosen.read(_table("Igneous", "E"), options=ROCKS, question=QUESTION) is None
+    assert chosen.read(_table("Selected", None), options=ROCKS, question=QUESTION) is None
+    # two ticks in the column: no single choice
+    two = _table("Selected", "E").replace("| B | Sand |  |", "| B | Sand | ✅ |")
+    assert two != table
+    assert chosen.read(two, options=ROCKS, question=QUESTION) is None
+    assert ROBUST.read(table, options=ROCKS, question=QUESTION) == "E"
