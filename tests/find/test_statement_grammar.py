@@ -326,6 +326,17 @@ _STYLES_FIXTURE_8 = Path(__file__).parents[1] / "fixtures" / "answer_styles_8.js
 _KNOWN_MISSES_8: dict[int, str] = {}
 
 
+# A ninth set, written blind by four helpers and held out (closed API models, RL policies and their
+# reward hacks, domain-tuned and legacy models, fourteen languages and structured outputs; 29
+# commit to none): 88/100 when first measured (one wrong letter, one letter where none).
+_STYLES_FIXTURE_9 = Path(__file__).parents[1] / "fixtures" / "answer_styles_9.jsonl"
+_KNOWN_MISSES_9 = {
+    77: "the letter only inside a <think> block never closed: a reasoning block never supplies the "
+    "answer (strip_reasoning), a policy cut off while thinking has not answered",
+    98: "the letter only inside a closed <think> block, nothing after it: the same rule",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -348,7 +359,8 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
     + _styles(_STYLES_FIXTURE_5, _KNOWN_MISSES_5)
     + _styles(_STYLES_FIXTURE_6, _KNOWN_MISSES_6)
     + _styles(_STYLES_FIXTURE_7, _KNOWN_MISSES_7)
-    + _styles(_STYLES_FIXTURE_8, _KNOWN_MISSES_8),
+    + _styles(_STYLES_FIXTURE_8, _KNOWN_MISSES_8)
+    + _styles(_STYLES_FIXTURE_9, _KNOWN_MISSES_9),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]

@@ -232,6 +232,10 @@ CLAUSE_ENDS: Final = ".!?:\n,;，。"
 
 # A question that asks for what is not so ("Which is NOT sedimentary?"): an option marked or
 # judged as what is so may be the one it does not ask for.
+# "Except" asks so where it closes the question or a clause ("... are true EXCEPT:", "all except
+# which?"), not in its content ("abolished slavery, except as punishment for a crime?").
 NEGATIVE_QUESTION: Final = re.compile(
-    r"\b(?:not|except|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never|fails?)\b|n't\b", re.IGNORECASE
+    r"\b(?:not|false|incorrect|inaccurate|untrue|least|wrong|exception|cannot|never|fails?)\b|n't\b"
+    r"|\b(?-i:EXCEPT)\b|\bexcept\b(?=[ \t_*]*+(?:[:?.…,;]|$|which\b|one\b))",
+    re.IGNORECASE,
 )

@@ -23,7 +23,13 @@ from typing import Final
 import attrs
 
 from choicebox.find._citation import text_at
-from choicebox.find._vocab import NEGATIVE_QUESTION, substring_list, substrings, valid_words, word_list
+from choicebox.find._vocab import (
+    NEGATIVE_QUESTION,
+    substring_list,
+    substrings,
+    valid_words,
+    word_list,
+)
 
 from ._api import Candidate, Context, PicksOne, picked, register_step_kind
 
