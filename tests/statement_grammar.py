@@ -58,6 +58,8 @@ CUES: tuple[str, ...] = (
     "综上所述，正确答案为",
     "정답은",
     "ดังนั้น คำตอบที่ถูกต้องคือ",  # Thai: no blank between the words
+    "最終的な答え：",  # a label that holds a final qualifier
+    "Respuesta final:",
 )
 # Cues that only ever stand as a heading, the payload under them.
 HEADINGS: tuple[str, ...] = ("### Final Answer", "**Final Answer**", "## Answer", "Final answer")

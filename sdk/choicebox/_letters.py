@@ -50,7 +50,10 @@ def localise_letters(text: str) -> str:
 # End-of-text tokens some models write out ("Final answer: I<EOS_TOKEN>", harmony's "Answer: B<|return|>"):
 # blanks to a reader.
 _SPECIAL_TOKEN_RE: Final = re.compile(
-    r"<(?:EOS_TOKEN|eos|/s|s|\|(?:endoftext|im_end|im_start|eot_id|end_of_text|end|return|call)\|)>",
+    r"<(?:EOS_TOKEN|eos|/s|s|\|(?:endoftext|im_end|im_start|eot_id|end_of_text|end|return|call|"
+    # a chat template's turn markers leaked into the output (Llama 3's headers, Gemma's turns)
+    r"start_header_id|end_header_id|eom_id|begin_of_text|user|assistant|system)\|)>"
+    r"|</?(?:start|end)_of_turn>|\[/?INST\]",
     re.IGNORECASE,
 )
 _FULLWIDTH_TABLE: Final = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
@@ -63,7 +66,7 @@ def fold_letters(text: str) -> str:
     letters Latin ones. Returns ``text`` itself when nothing changes.
     """
     folded = text
-    if "<" in folded and _SPECIAL_TOKEN_RE.search(folded):
+    if ("<" in folded or "INST]" in folded) and _SPECIAL_TOKEN_RE.search(folded):
         folded = _SPECIAL_TOKEN_RE.sub(lambda m: " " * len(m.group()), folded)
     if not folded.isascii():
         # Each rewrite only when its characters occur: ``translate`` looks up every character.

@@ -337,6 +337,19 @@ _KNOWN_MISSES_9 = {
 }
 
 
+# A tenth set, written blind by four helpers after the ninth's changes and held out (Chinese,
+# Japanese and Korean chat models; reasoning models' final sections; tutoring and exam styles;
+# messy outputs of small, quantized and badly templated models; 30 commit to none): 82/100 when
+# first measured (one wrong letter, two letters where none).
+_STYLES_FIXTURE_10 = Path(__file__).parents[1] / "fixtures" / "answer_styles_10.jsonl"
+_KNOWN_MISSES_10 = {
+    50: "'Only option F describes a process that ..., which makes it the one that is **not** a smooth "
+    "ER function.': a verdict made of 'only option F' and 'the one that is' the question's criterion",
+    95: "'### Final Answer' then '**H) 6.67 × 10⁻⁵', cut off inside the bold and the unit: a letter and a "
+    "text that is not its option's, under a heading, reads as a line of another listing",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -360,7 +373,8 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
     + _styles(_STYLES_FIXTURE_6, _KNOWN_MISSES_6)
     + _styles(_STYLES_FIXTURE_7, _KNOWN_MISSES_7)
     + _styles(_STYLES_FIXTURE_8, _KNOWN_MISSES_8)
-    + _styles(_STYLES_FIXTURE_9, _KNOWN_MISSES_9),
+    + _styles(_STYLES_FIXTURE_9, _KNOWN_MISSES_9)
+    + _styles(_STYLES_FIXTURE_10, _KNOWN_MISSES_10),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]

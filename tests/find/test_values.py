@@ -119,6 +119,16 @@ def test_it_does_not_state(value: str, option: str) -> None:
     assert not same_value(value, option)
 
 
+@pytest.mark.parametrize(
+    ("value", "option", "same"),
+    [("3.46 × 10³ J", "3.46 kJ", True), ("3460 J", "3.46 kJ", True), ("500 g", "0.5 kg", True), ("0.025 m", "2.5 cm", True),
+     ("3.46 J", "3.46 kJ", False), ("2.5 mm", "0.0025 m", False),  # "m" is milli or mega once casefolded: no prefix
+     ("3460 W", "3.46 kJ", False)],  # another base unit
+)  # fmt: skip
+def test_an_si_prefix_scales_its_unit(value: str, option: str, same: bool) -> None:
+    assert same_value(value, option) is same
+
+
 @pytest.mark.parametrize(("value", "option"), [("2,45 m/s²", "2.45 m/s²"), ("9,8", "9.8"), ("-0,5 V", "-0.5 V")])
 def test_one_or_two_digits_after_a_comma_are_a_decimal_part(value: str, option: str) -> None:
     # "Doğru cevap 2,45 m/s²'dir", "La respuesta es 9,8": a decimal comma, not a list

@@ -261,7 +261,7 @@ _NOT_LETTER: Final = re.compile(r"not\s++\(?([A-Z])\)?(?![\w'’])")
 # (not the dots of "i.e." and "e.g.": "number 3, i.e. 0.2" is one value)
 _NOT_ABBREVIATION: Final = r"(?<!\bi)(?<!\bi\.e)(?<!\be)(?<!\be\.g)"
 _VALUE_END: Final = re.compile(
-    rf"(?<!\d){_NOT_ABBREVIATION}\.(?!\d)|{_NOT_ABBREVIATION}\.(?=\s)|[\n;]|,\s++(?:which|so|as|because|since|but)\b"
+    rf"(?<!\d){_NOT_ABBREVIATION}\.(?!\d)|{_NOT_ABBREVIATION}\.(?=\s)|[\n;。！？]|,\s++(?:which|so|as|because|since|but)\b"
 )
 # The copula that closes a Korean or Japanese answer sentence after its value ("정답은 대동법입니다",
 # "答えは東京です"), with the emphasis and marks around it.
@@ -691,7 +691,7 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
     contrast = CONTRAST.search(text, p, value_end)
     if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
         value_end = contrast.start()
-    value = text[p:value_end].strip().strip("*_$ \"'“”‘’")
+    value = text[p:value_end].strip().strip("*_$ \"'“”‘’「」『』")
     copula = _SUFFIX_COPULA_END.search(value) if value.isascii() else _COPULA_END.search(value) or _SUFFIX_COPULA_END.search(value)
     if copula is not None:
         value = value[: copula.start()]  # "정답은 **대동법**입니다": the value, then "is"

@@ -69,6 +69,8 @@ def has_readable_letter(text: str, options: Collection[str], stop: int | None = 
                 after += 1
             if after < n and text[after].islower() and (reads(at) or _cited_label_may_stand(text, opener, after, options)):
                 return True
+            if after > at + 1 and after < n and text[after] in options and reads(at):
+                return True  # "( A )": a capital spaced inside its brackets, read from the bracket
             at = text.find(opener, at + 1, end)
     for closer in (*")]}", "\n"):
         ends = []

@@ -7,6 +7,7 @@ import re
 from typing import Final
 
 from choicebox.find._payload import BRACKETED_LETTER, PayloadReading
+from choicebox.find._values import numbered_option
 
 from ._api import Candidate, Context, StatementKind
 from ._several import listed_with_values, one_per_case, one_per_condition, rest_of_sentence
@@ -74,11 +75,14 @@ _ASIDE_AFTER: Final = re.compile(r"[ \t]*+\([^()\n]{1,24}\)[ \t]*+$")
 
 def option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     """A value statement that gives exactly one option's whole text ("I'd go with Operant
-    conditioning") as a commitment to that option (rule 5); else ``None``, also when a letter
-    follows in its sentence ("I'd go with 12 N, which is (D)"): a letter, given, beats the content,
-    and is read as what it is."""
-    hits = context.features.matching_letters(candidate.value)
-    if not hits:
+    conditioning"), or names it by its number ("I'd go with option 2"), as a commitment to that
+    option (rule 5); else ``None``, also when a letter follows in its sentence ("I'd go with 12 N,
+    which is (D)"): a letter, given, beats the content, and is read as what it is."""
+    span = context.folded[candidate.start : candidate.end]
+    at = span.rfind(candidate.value[:40])
+    numbered = numbered_option(span[:at] if at >= 0 else span, candidate.value, context.options, context.question)
+    hits = numbered if numbered is not None else context.features.matching_letters(candidate.value)
+    if not hits and numbered is None:
         # the text, then its abbreviation or a short aside: "CT pulmonary angiography (CTPA)"
         aside = _ASIDE_AFTER.search(candidate.value)
         if aside is not None and aside.start() > 0:
@@ -87,6 +91,7 @@ def option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
         return None
     if BRACKETED_LETTER.search(context.folded, candidate.end, rest_of_sentence(context.folded, candidate.end)):
         return None
+    form = "option's number" if numbered else "option's text"
     return candidate._replace(
-        kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an option's text)", payload="option's text"
+        kind="commitment", letters=(hits[0],), how=f"{candidate.how} (an {form})", payload=form
     )

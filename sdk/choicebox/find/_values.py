@@ -215,15 +215,41 @@ def _same_item(value: _Item, option: _Item, units: frozenset[str]) -> bool:
     if mine is None:
         return False
     theirs = option.quantity
-    return (
-        theirs is not None
-        and mine.number == theirs.number
-        and (
-            mine.unit == theirs.unit
-            or _UNIT_SYMBOLS.get(mine.unit, mine.unit) == _UNIT_SYMBOLS.get(theirs.unit, theirs.unit)
-            or (not theirs.unit and mine.unit in units)
+    return theirs is not None and (
+        (
+            mine.number == theirs.number
+            and (
+                mine.unit == theirs.unit
+                or _UNIT_SYMBOLS.get(mine.unit, mine.unit) == _UNIT_SYMBOLS.get(theirs.unit, theirs.unit)
+                or (not theirs.unit and mine.unit in units)
+            )
         )
+        or _same_scaled(mine, theirs)
     )
+
+
+# SI prefixes that stay unambiguous once units are casefolded ("m" is milli and mega, "g" giga and
+# grams: neither is read as a prefix), and the base units they scale.
+_PREFIXES: Final = {"k": 3, "c": -2, "µ": -6, "μ": -6, "u": -6, "n": -9}
+_BASE_UNITS: Final = frozenset({"j", "w", "v", "a", "g", "m", "s", "n", "pa", "hz", "l", "mol", "ω", "ev"})
+
+
+def _scaled(quantity: Quantity) -> tuple[Decimal | Fraction, str]:
+    """The quantity in its base unit: 3.46 kJ is 3460 J ("3.46 × 10³ J" states "3.46 kJ")."""
+    unit = _UNIT_SYMBOLS.get(quantity.unit, quantity.unit)
+    power = _PREFIXES.get(unit[:1])
+    if power is not None and unit[1:] in _BASE_UNITS:
+        scale = Decimal(10) ** power
+        number = quantity.number * (Fraction(scale) if isinstance(quantity.number, Fraction) else scale)
+        return number, unit[1:]
+    return quantity.number, unit
+
+
+def _same_scaled(mine: Quantity, theirs: Quantity) -> bool:
+    if not mine.unit or not theirs.unit or mine.unit == theirs.unit:
+        return False
+    (a, unit_a), (b, unit_b) = _scaled(mine), _scaled(theirs)
+    return unit_a == unit_b and unit_a in _BASE_UNITS and a == b
 
 
 def _states(value: _Facts, option: _Facts, units: frozenset[str]) -> bool:

@@ -31,9 +31,11 @@ from ._api import (
 
 # --- boxes ---------------------------------------------------------------------------------------
 
-# Between two boxed letters, text made only of these says "one or the other": a hedge.
+# Between two boxed letters, text made only of these says "one or the other": a hedge (also
+# inside LaTeX's text wrappers: "\boxed{C} \text{ or } \boxed{H}").
 _HEDGE_RE: Final = re.compile(
-    r"(?:[\s$,;/|&.:+\-()\[\]\\]|\b(?:or|and|either|maybe|perhaps|possibly|probably|likely|"
+    r"(?:[\s$,;/|&.:+\-()\[\]\\{}]|\b(?:text|textrm|mathrm|quad|qquad)\b|"
+    r"\b(?:or|and|either|maybe|perhaps|possibly|probably|likely|"
     r"vs|versus|also|could|might|may|be|both|nor|neither|then|so|the|answer|is|are|it|its|"
     r"else|unless|if|otherwise|not|rather|than|alternatively|one|of|these|those)\b)*",
     re.IGNORECASE,

@@ -185,11 +185,12 @@ class StrayLetter(PicksOne):
 # "we get". Not a colon ("Common distractor: 24 N", "the ratio is 1:2:1") nor "be"/"was" ("Without
 # friction, the force would be 48 N", "My first guess was 24 N").
 # ("will be" states a result, "would be" supposes one: "The balance after 2 years will be $1,102.50.")
-_RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b|\bwill\s++be\b")
+# (and the topic particle or copula of Japanese and Chinese: "この濃度は 2.4 mol/L です。", "浓度为 2.4 mol/L。")
+_RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b|\bwill\s++be\b|は|为|是|等于")
 # The literal each alternative of ``_RESULT_LINK`` starts with: the links are found with
 # ``str.find`` and matched where they stand, where a scan (whose alternatives open with ``\b``,
 # so the engine cannot skip ahead) tries every character of the line.
-_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will")
+_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will", "は", "为", "是", "等于")
 # The links of a line a value may follow, read from the right: the last few only.
 _MAX_LINKS: Final = 3
 
@@ -230,7 +231,7 @@ _ANOTHER_VALUE: Final = re.compile(r"\d|\bor\b")
 _QUALIFIER: Final = re.compile(
     r"\s++(?:of|from|for|in|at|on|with|when|above|below|after|before|relative)\b", re.IGNORECASE
 )
-_COMPLETE_END: Final = ".!$])"
+_COMPLETE_END: Final = ".!$])。"
 # A line that labels a value, as a list of knowns does: "Time: 3 s", "- v0 = 0".
 _KNOWN_LINE: Final = re.compile(r"[ \t>*_-]*+[^\n:=≈]{1,40}[:=≈][^\n]{0,60}")
 # A relative clause after a value: ", which is common table salt".
@@ -297,6 +298,11 @@ class ClosingValue(PicksOne):
         text = context.folded[lo:hi].rstrip()
         if not text or len(context.options) < 2:
             return []
+        if text.endswith(">"):
+            # the closing tag of an output section ("<Output>\nThe multiplier is 5.\n</Output>")
+            closing = _CLOSING_TAGS.search(text)
+            if closing is not None:
+                text = text[: closing.start()].rstrip()
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
         if len(line) > 2000:
@@ -336,7 +342,14 @@ class ClosingValue(PicksOne):
         "**Verdict:** Adverse possession", "**Verdict: C**"), when it is one option's content or a
         lone option letter and the line doubts and supposes nothing."""
         label = self._labelled.match(line) if self._labelled is not None else None
-        if label is None or any(words is not None and words.search(line) for words in (self._doubt, self._supposed)):
+        # ... or a closing line wholly in bold that labels its value ("**Year 2 depreciation
+        # expense: $14,400**"), its label naming no option ("**Option B: 24 N**" heads a review)
+        bold = _BOLD_LABELLED_LINE.fullmatch(line) if label is None and self._labelled is not None else None
+        if bold is not None and _NAMES_AN_OPTION.search(bold["label"]):
+            bold = None
+        if (label is None and bold is None) or any(
+            words is not None and words.search(line) for words in (self._doubt, self._supposed)
+        ):
             return []
         # The line right above (its end past the blanks between; a blank line between: a paragraph).
         folded, start = context.folded, lo + line_start
@@ -346,8 +359,12 @@ class ClosingValue(PicksOne):
         listed = "\n\n" not in folded[above:start] and _KNOWN_LINE.fullmatch(folded, folded.rfind("\n", 0, above) + 1, above)
         if line.rstrip(" \t*_").endswith("?") or listed:
             return []  # "Final speed ≈ 4.2 m/s?"; "Time: 3 s\nFinal speed: 4.2 m/s": a list of knowns
-        value = _without_about(_without_closing_marks(line[label.end() :].strip()).strip(" \t:*_"))
-        lone = _LONE_LETTER.fullmatch(value)
+        if bold is not None:
+            value = _without_about(bold["value"].strip())
+        else:
+            assert label is not None
+            value = _without_about(_without_closing_marks(line[label.end() :].strip()).strip(" \t:*_"))
+        lone = _LONE_LETTER.fullmatch(value) if bold is None else None
         if lone is not None:
             hits = [lone[1]] if lone[1] in context.options else []
         else:
@@ -414,7 +431,8 @@ class ClosingValue(PicksOne):
 
     def _emphasised(self, context: Context, line: str) -> tuple[str, str] | None:
         """(value, letter) when the closing line's bold spans give one option's whole content and
-        no other's: "So, Earth would simply **continue in its present orbit.**" (rule 5)."""
+        no other's: "So, Earth would simply **continue in its present orbit.**" (rule 5), maybe
+        after a label of what it is ("**Year 2 depreciation expense: $14,400**")."""
         if ("**" not in line and "__" not in line) or _LIST_ITEM.match(line):
             return None  # "6. **Lack of jobs**: ... not a reason": an item of a review, no conclusion
         if self._doubt is None or self._doubt.search(line):
@@ -429,6 +447,11 @@ class ClosingValue(PicksOne):
             if not value or len(value) > self.max_value:
                 continue
             hits = value_letters(value, context.options, context.question)
+            labelled = _LABELLED_SPAN.fullmatch(value) if not hits else None
+            if labelled is not None:
+                # "**Year 2 depreciation expense: $14,400**": a bold line that names its result
+                value = labelled["value"]
+                hits = value_letters(value, context.options, context.question)
             if len(hits) > 1:
                 return None  # a value that several options share names none of them
             if hits:
@@ -437,6 +460,16 @@ class ClosingValue(PicksOne):
             return None
         [(letter, value)] = found.items()
         return value, letter
+
+
+_CLOSING_COPULA: Final = re.compile(r"[ \t]*+(?:です|である|입니다)[。.]?$")
+_CLOSING_TAGS: Final = re.compile(r"(?:\s*+</[A-Za-z_]{1,24}>)++$")
+_BOLD_LABELLED_LINE: Final = re.compile(
+    r"[ \t>#-]*+\*\*(?P<label>[^\W\d_][^:*\n]{1,60}?)[ \t]*+:[ \t]*+(?P<value>[^*\n]{1,120}?)[ \t.]*+\*\*[ \t.]*+"
+)
+_NAMES_AN_OPTION: Final = re.compile(r"\b(?:option|choice|answer|letter)\b|\b[A-Z]\b", re.IGNORECASE)
+# A bold span that labels its result: what the result is (a few words, no sentence), a colon, the value.
+_LABELLED_SPAN: Final = re.compile(r"[^\W\d_][^:.!?\n]{1,60}?[ \t]*+[:=][ \t]*+(?P<value>[^:\n]{1,120}?)[ \t.]*+")
 
 
 def _unless_asked(words: re.Pattern[str] | None, line: str, start: int, end: int, question: str) -> bool:
@@ -519,8 +552,11 @@ def _without_closing_marks(value: str) -> str:
     """The value without the marks that close its sentence: "12 N.**", "Paris!" ("100!" is a
     factorial, and keeps its mark)."""
     end = len(value)
+    if value.endswith(("です", "です。", "である", "である。", "입니다", "입니다.")):
+        value = _CLOSING_COPULA.sub("", value)  # "2.4 mol/L です。": the value, then "is"
+        end = len(value)
     while end and (
-        value[end - 1] in ".*_"
+        value[end - 1] in ".*_。"
         or (value[end - 1] == "!" and not value[end - 2 : end - 1].isdigit())
     ):
         end -= 1

@@ -170,8 +170,8 @@ _LISTED: Final = re.compile(r"(?m)^[ \t>*_-]*+\(?[A-Z]\)?[*_]*+[ \t]*+[.):—–
 _ROMAN_TWO: Final = re.compile(r"(?m)^[ \t>#*_(]*+II\b")
 # A letter alone on its line, closed if bracketed: "**B**", "(B)", "[B]", "B.", "B)" ("[I_" of a
 # formula cut off, "A word" and "I_2" are no payload).
-_LONE: Final = re.compile(
-    r"[*_`$ \t]*+(?:\((?P<a>[A-Z])\)|\[(?P<b>[A-Z])\]|(?P<c>[A-Z])[.):]?)[*_`$ \t.!]*+"
+_LONE: Final = re.compile(  # (blanks inside the brackets too: "( A )")
+    r"[*_`$ \t]*+(?:\([ \t]?(?P<a>[A-Z])[ \t]?\)|\[[ \t]?(?P<b>[A-Z])[ \t]?\]|(?P<c>[A-Z])[.):]?)[*_`$ \t.!]*+"
 )
 
 

@@ -182,7 +182,7 @@ class AnswerStatement(PicksOne):
         set_(
             "_rest",
             re.compile(
-                r"(?:\s++(?:choice|option|letter))?"
+                r"(?:\s++(?:choice|option|letter|key))?"  # "Answer key: D"
                 r"(?:\s++(?:here|then|now))?"  # "the right option here is B"
                 + aside +
                 # "Answer (letter only):", "Answer (A-D):": a remark on the format.
@@ -295,6 +295,14 @@ class AnswerStatement(PicksOne):
             qualifier_match = self._qualifier(low, a)
             if not is_primary and qualifier_match is None and not json_key:
                 continue  # "one option is (C)": a mention unless qualified, or a JSON key
+            if (
+                not (rest["link"] or "").strip()
+                and low[rest.end("link") : rest.end("link") + 1] == "("
+                and qualifier_match is None
+                and word_before(low, a) not in _OWNERS
+                and not opens_sentence(low, a)
+            ):
+                continue  # "Students often pick (A)": a verb, not the noun "pick" before its letter
             head = qualifier_match.start() if qualifier_match is not None else a
             out.append((head, qualifier_match.group() if qualifier_match else "", is_primary, rest))
         return out
@@ -391,12 +399,13 @@ class AnswerLabel(PicksOne):
     _by_first_letter: dict[str, tuple[str, ...]] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        # A label links to its payload by a colon (past a JSON key's closing quote); where it opens
+        # A label links to its payload by a colon (past a JSON key's closing quote) or by the
+        # lenticular bracket that closes it ("【答案】B"); where it opens
         # its clause, as "Answer" does, also by a spaced dash or by a bracketed letter right after
         # it ("Следовательно, ответ (H)."; "habitat selection (G)" is prose). ``find`` checks the
         # clause.
         labels = "|".join(_bounded(label) for label in self.labels)
-        link = r"(?:[ \t*_\"]*+[:：]|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
+        link = r"(?:[ \t*_\"]*+[:：]|[ \t]*+】|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
         alternatives = [rf"(?:{labels}){link}"] if self.labels else []
         adverb = rf"(?:,?[ \t]++{alternation(self.adverbs)}(?!\w),?)?" if self.adverbs else ""
         # A phrase links to its payload by a spaced dash too: "Правильный ответ — B".
@@ -646,6 +655,8 @@ class FirstPersonPick(PicksOne):
         return found
 
 
+# Who may own an answer noun that its bracketed letter follows with no link: "my answer (B)".
+_OWNERS: Final = frozenset({"my", "our", "the", "your", "final", "an"})
 # The colon after a label noun: "Ans: C", "**Ans.:** C", "ans :" (not "ans is", "ans =").
 _LABEL_COLON: Final = re.compile(r"\.?[*_]*+[ \t]*+[:：]")
 # A letter that closes its sentence, which says and does not ask: "(B).", "B;", "B" at the end.

@@ -33,6 +33,11 @@ Scope: TypeAlias = Literal["whole", "last_line"]
 
 def _scoped(text: str, scope: Scope) -> tuple[str, int]:
     stripped = text.rstrip()
+    if stripped.endswith("```"):
+        # a closing code fence is markup: "```\nH\n```" ends in the line inside it
+        fence = stripped.rfind("\n")
+        if stripped[fence + 1 :].strip() == "```":
+            stripped = stripped[: max(fence, 0)].rstrip()
     if scope == "whole":
         return stripped.strip(), len(stripped) - len(stripped.lstrip())
     cut = stripped.rfind("\n")
@@ -151,12 +156,13 @@ class StandaloneLetter:
                         match.group(1), position=match.start(), detail="last standalone letter"
                     )
             return None
-        line, position = _scoped(context.text, self.scope)
+        # The folded text: special tokens blanked ("D.<|im_end|>"), full-width letters folded.
+        line, position = _scoped(context.folded, self.scope)
         payload = self._lone(line, context)
         if payload is None:
             return None
         if payload.kind == "letter" and payload.letter is not None and self.scope == "last_line":
-            before = _line_before(context.text, position)
+            before = _line_before(context.folded, position)
             item = _LISTING_RE.match(before)
             if item is not None and ord(payload.letter) == ord(item["L"].upper()) + 1:
                 # "B: no mitochondria ...\nC:", "(F) means ...\n(G)": the options listed one a
@@ -216,7 +222,7 @@ _WHOLE_LETTER: Final = re.compile(
 
 def _whole_letter(context: Context, *, lowercase: bool) -> Extraction | None:
     """The whole output is a letter, alone or followed by its own option's text ("B) beta")."""
-    body = context.text.strip()
+    body = context.folded.strip()
     if len(body) > _WHOLE_MAX:
         return None
     match = _WHOLE_LETTER.fullmatch(body)

@@ -382,11 +382,13 @@ def _restates(text: str, position: int, letter: str, option: str) -> bool:
 
 
 def _restated_options(s: Settling, start: int) -> bool:
-    """The lettered lines after ``start`` restate the options, each its letter and own text
+    """The lettered lines after ``start`` restate every option, each its letter and own text
     ("Here are the options again:\n(A) Concrete operational stage\n(B) ..."): a copy of the
-    question, not a review cut off (rule 6), however it ends."""
+    question, not a review cut off (rule 6), however it ends. Not when the statement's own line
+    opens the listing ("Answer: (A) option A\n(B) option B\n..."): that lists the options, and
+    commits to none of them."""
     text, options = s.text, s.context.options
-    restated = 0
+    restated: set[str] = set()
     at = text.find("\n", start, s.hi)
     while at != -1:
         line = at + 1
@@ -397,9 +399,9 @@ def _restated_options(s: Settling, start: int) -> bool:
             rest = text[opening.end() : end].strip(" \t.;,*_").casefold()
             if rest != options[opening[1]].strip().casefold():
                 return False
-            restated += 1
+            restated.add(opening[1])
         at = -1 if end >= s.hi else end
-    return restated >= 3
+    return len(restated) == len(options)
 
 
 # How far before a part's answer its part marker may stand: "For part (b), the answer is A".

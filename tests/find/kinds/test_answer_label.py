@@ -77,6 +77,9 @@ def label(tmp_path_factory: pytest.TempPathFactory) -> Built:
         '{"selected_option": "C", "rationale": "A is wrong"}',
         '<tool_call>\n{"name": "submit", "arguments": {"answer_choice": "(C)"}}\n</tool_call>',
         "答え：C",
+        "【答案】C\n\n【解析】本题考查……",  # a label in lenticular brackets
+        "综上，应选C。",
+        "故本题选Ｃ。",  # a full-width letter
     ],
 )
 def test_it_reads_the_payload_of_a_label_or_a_phrase(label: Built, output: str) -> None:
@@ -99,6 +102,9 @@ def test_a_value_before_a_closing_copula_is_that_options_content() -> None:
     options = {"A": "균역법", "B": "대동법", "C": "영정법", "D": "호패법"}
     assert ROBUST.outcome("따라서 정답은 **대동법**입니다. 😊", options=options) == ("B", None)
     assert ROBUST.outcome("答えは**大阪**です。", options={"A": "東京", "B": "大阪", "C": "京都"}) == ("B", None)
+    # a Chinese full stop ends the value
+    books = {"A": "《周髀算经》", "B": "《九章算术》", "C": "《孙子算经》"}
+    assert ROBUST.outcome("因此，正确答案是《九章算术》。", options=books) == ("B", None)
     # Turkish's copula is a suffix after an apostrophe, on ASCII values too
     turkish = {"A": "1.23 m/s²", "B": "2.45 m/s²", "C": "Ankara", "D": "İzmir"}
     assert ROBUST.outcome("Doğru cevap 2,45 m/s²'dir.", options=turkish) == ("B", None)

@@ -387,6 +387,16 @@ def test_parameter_qualifiers_are_what_makes_an_option_noun_an_answer(tmp_path: 
     assert correct_only.read("The correct option is C") == "C"
 
 
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [("My pick (B)", "B"), ("Answer (B)", "B"), ("The answer (B) fits.", "B"), ("Answer key: B", "B"),
+     ("**Answer key: B**", "B"), ("Students often pick (A) because they confuse the two.", None)],
+)  # fmt: skip
+def test_a_noun_before_its_bracketed_letter_needs_an_owner_or_an_opening(tmp_path: Path, output: str, letter: str | None) -> None:
+    # "pick" is a noun in "My pick (B)" and a verb in "Students often pick (A)"
+    assert _step(tmp_path, resolve=CONCLUSION).read(output) == letter
+
+
 def test_parameter_final_qualifiers_mark_an_explicit_final_answer(tmp_path: Path) -> None:
     output = "The answer is (A)\nThe complete answer is (B)"
     assert _step(tmp_path, resolve=CONCLUSION).read(output) == "B"  # the final marker wins

@@ -68,6 +68,8 @@ def test_it_reads_no_answer_without_a_boxed_letter(boxed: Built, output: str) ->
         "\\boxed{A} or \\boxed{B}",
         "\\boxed{A} \\boxed{B} \\boxed{C} \\boxed{D}",
         "\\boxed{A} then \\boxed{C}",  # joined by hedge words only
+        "\\boxed{A} \\text{ or } \\boxed{B}",  # ... also inside LaTeX's text wrappers
+        "\\[\n\\boxed{A} \\quad\\text{or}\\quad \\boxed{B}\n\\]",
     ],
 )
 def test_several_letters_are_ambiguous(boxed: Built, output: str) -> None:

@@ -43,6 +43,11 @@ def closing(tmp_path_factory: pytest.TempPathFactory) -> Built:
         ("So the net force is approximately **12 N**, as expected.", "C"),
         ("Working it out, the net force is 12 N, which is what the scale shows.", "C"),  # a relative clause after it
         ("Adding both pulls, the net force on the block will be 12 N.", "C"),  # a result stated in the future
+        ("<Thought>\nWorking it out.\n</Thought>\n<Output>\nThe net force is 12 N.\n</Output>", "C"),  # a section's tag
+        ("Working it out.\n\n**Net force on the block: 12 N**", "C"),  # a bold line that labels its result
+        ("So, **Net force: 12 N**.", "C"),
+        ("よって、この物体にはたらく合力は 12 N です。", "C"),  # Japanese: the topic particle, then the copula
+        ("因此，合力为 12 N。", "C"),
     ],
 )
 def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, output: str, letter: str) -> None:
@@ -67,6 +72,8 @@ def test_it_reads_a_closing_result_that_is_one_options_content(closing: Built, o
         "It is definitely not **12 N**.",
         "I am unsure whether it is **12 N** or something else.",
         "With twice the mass, the force would be 12 N.",  # supposed: "would be" links no result
+        "Working it out.\n\n**Option C: 12 N**",  # a bold line that names an option heads a review
+        "Working it out.\n\n**Net force if doubled: 12 N**",  # supposed
     ],
 )
 def test_it_reads_no_answer_without_one_options_content_closing_the_output(closing: Built, output: str) -> None:

@@ -38,6 +38,7 @@ def line(tmp_path_factory: pytest.TempPathFactory) -> Built:
         (" (D) Stack\n\nQuestion: Which is next?", "D"),  # a base model, then the next question
         ("**B**\n\nExplanation", "B"),
         ("(B)\nbecause it is learned", "B"),
+        ("( B )\n\nbecause it is learned", "B"),  # blanks inside the brackets
         ("Stack\nbecause it is LIFO", "D"),  # an option's text on the first line
         ("Reasoning first.\nD. Stack", "D"),  # the last line, cited
     ],

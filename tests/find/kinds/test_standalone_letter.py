@@ -28,6 +28,9 @@ def last_line(tmp_path_factory: pytest.TempPathFactory) -> Built:
         # one letter said again and again (a degenerate output) is that letter
         "Thinking\nB B B B B B B B B B B B B B B B B B B B",
         "Thinking\n\n#### B",  # the final-answer marker of GSM8K-style outputs
+        # a chat template's tokens leaked after it, a code fence around it
+        "B.<|im_end|>\n<|endoftext|><|endoftext|>", "Thinking\nB<|eot_id|>", "Thinking\n```\nB\n```",
+        "Thinking\nB [/INST]",
     ],
 )  # fmt: skip
 def test_it_reads_a_letter_alone_on_the_last_line(last_line: Built, output: str) -> None:

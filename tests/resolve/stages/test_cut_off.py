@@ -67,3 +67,10 @@ def test_the_options_restated_after_the_answer_are_no_review() -> None:
     assert ROBUST.read(restated, options=TEN) == "A"
     reviewed = restated.replace("(C) optC", "(C) optC fails because the units")
     assert ROBUST.grade(reviewed, options=TEN).detail == "cut off while reviewing the options"
+
+
+def test_a_listing_that_the_answer_opens_is_a_review_cut_off() -> None:
+    # "Answer: (A) optA\n(B) optB\n...": the options listed, the first behind a cue. Only a listing of
+    # every option after the statement is a copy of the question; this one commits to none.
+    listing = "Answer: " + "\n".join(f"({letter}) {text}" for letter, text in TEN.items())
+    assert ROBUST.grade(listing, options=TEN).detail == "cut off while reviewing the options"
