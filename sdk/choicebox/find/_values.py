@@ -240,7 +240,9 @@ def _scaled(quantity: Quantity) -> tuple[Decimal | Fraction, str]:
     power = _PREFIXES.get(unit[:1])
     if power is not None and unit[1:] in _BASE_UNITS:
         scale = Decimal(10) ** power
-        number = quantity.number * (Fraction(scale) if isinstance(quantity.number, Fraction) else scale)
+        number: Decimal | Fraction = (
+            quantity.number * Fraction(scale) if isinstance(quantity.number, Fraction) else quantity.number * scale
+        )
         return number, unit[1:]
     return quantity.number, unit
 
