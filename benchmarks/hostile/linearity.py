@@ -16,7 +16,8 @@ are the ones that once made a pattern backtrack (issue 12):
 * ``ticks``, ``rules``, ``criteria``, ``conditions``, ``arrows``: the shapes of the kinds added
   later (ticked options, lines under a rule, criterion statements, one letter per condition, a
   letter after an arrow), repeated; then ``leads`` ... ``remarks`` and ``adverbs`` ...
-  ``sentences``, those of later rules, and ``reviews`` ... ``terms``, round 21's
+  ``sentences``, those of later rules, ``reviews`` ... ``terms``, round 21's, and ``examples``
+  ... ``commas``, rounds 22 and 23
 
 Usage::
 
@@ -89,6 +90,18 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "which": lambda n: "Answer: it is 12" + ", which is" * (n // 10),
     "lookalikes": lambda n: "Answer: В) " + "red " * (n // 4),
     "terms": lambda n: "The answer is " + "1 + " * (n // 4),
+    # rounds 22 and 23: format examples in code spans, numbered options, restated listings, a
+    # table's selection column, a bold labelled closing line, closing tags, CJK particles, leaked
+    # chat-template tokens, decimal commas
+    "examples": lambda n: "Answer: B. Use the format `Answer: X`, where X is " * (n // 50),
+    "numbered": lambda n: "The answer is option number " + "2" * n,
+    "restated": lambda n: "The answer is A.\n" + "(A) red\n(B) green\n" * (n // 18),
+    "selection": lambda n: "| Option | Colour | Selected |\n|---|---|---|\n" + "| A | red |  |\n" * (n // 16),
+    "bold_label": lambda n: "**" + "net force " * (n // 10) + ": 1000**",
+    "closing_tags": lambda n: "Working it out." + "</output>" * (n // 9),
+    "particles": lambda n: "よって、" + "濃度は" * (n // 3) + " 1000 です。",
+    "templates": lambda n: "Answer: B" + "[/INST]<|eot_id|>" * (n // 17),
+    "commas": lambda n: "The answer is " + "2,4" * (n // 3),
 }
 
 

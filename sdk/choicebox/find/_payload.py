@@ -692,7 +692,9 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
     if contrast is not None and not _option_runs_past(text, p, contrast.end(), value_end, citations):
         value_end = contrast.start()
     value = text[p:value_end].strip().strip("*_$ \"'“”‘’「」『』")
-    copula = _SUFFIX_COPULA_END.search(value) if value.isascii() else _COPULA_END.search(value) or _SUFFIX_COPULA_END.search(value)
+    # (each looked for only where its marks stand: most values are ASCII with no apostrophe)
+    suffix = _SUFFIX_COPULA_END.search(value) if "'" in value[-9:] or "’" in value[-9:] else None
+    copula = suffix if value.isascii() else _COPULA_END.search(value) or suffix
     if copula is not None:
         value = value[: copula.start()]  # "정답은 **대동법**입니다": the value, then "is"
     if not value or _PLACEHOLDER.fullmatch(value):

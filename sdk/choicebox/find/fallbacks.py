@@ -190,7 +190,8 @@ _RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\
 # The literal each alternative of ``_RESULT_LINK`` starts with: the links are found with
 # ``str.find`` and matched where they stand, where a scan (whose alternatives open with ``\b``,
 # so the engine cannot skip ahead) tries every character of the line.
-_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will", "は", "为", "是", "等于")
+_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will")
+_CJK_LINK_ANCHORS: Final = ("は", "为", "是", "等于")  # looked for in a line that is not ASCII only
 # The links of a line a value may follow, read from the right: the last few only.
 _MAX_LINKS: Final = 3
 
@@ -208,7 +209,7 @@ def _result_links(line: str, reach: int) -> list[int]:
     for links: a value longer than that is compared with no option."""
     lo = max(0, len(line) - reach - 8)
     found: set[int] = set()
-    for anchor in _RESULT_LINK_ANCHORS:
+    for anchor in _RESULT_LINK_ANCHORS if line.isascii() else (*_RESULT_LINK_ANCHORS, *_CJK_LINK_ANCHORS):
         at = line.find(anchor, lo)
         while at != -1:
             link = _RESULT_LINK.match(line, at)
@@ -299,10 +300,18 @@ class ClosingValue(PicksOne):
         if not text or len(context.options) < 2:
             return []
         if text.endswith(">"):
-            # the closing tag of an output section ("<Output>\nThe multiplier is 5.\n</Output>")
-            closing = _CLOSING_TAGS.search(text)
-            if closing is not None:
-                text = text[: closing.start()].rstrip()
+            # the closing tags of output sections ("<Output>\nThe multiplier is 5.\n</Output>"),
+            # found from the end one by one (a search for a run of them anchored at the end would
+            # try every position of a text made of them), the text cut once
+            end = len(text)
+            while end and text[end - 1] == ">":
+                opening = text.rfind("</", max(0, end - 28), end)
+                if opening == -1 or not _CLOSING_TAG.fullmatch(text, opening, end):
+                    break
+                end = opening
+                while end and text[end - 1].isspace():
+                    end -= 1
+            text = text[:end]
         line_start = text.rfind("\n") + 1
         line = text[line_start:]
         if len(line) > 2000:
@@ -344,7 +353,11 @@ class ClosingValue(PicksOne):
         label = self._labelled.match(line) if self._labelled is not None else None
         # ... or a closing line wholly in bold that labels its value ("**Year 2 depreciation
         # expense: $14,400**"), its label naming no option ("**Option B: 24 N**" heads a review)
-        bold = _BOLD_LABELLED_LINE.fullmatch(line) if label is None and self._labelled is not None else None
+        bold = (
+            _BOLD_LABELLED_LINE.fullmatch(line)
+            if label is None and self._labelled is not None and line.rstrip(" \t.").endswith("**")
+            else None
+        )
         if bold is not None and _NAMES_AN_OPTION.search(bold["label"]):
             bold = None
         if (label is None and bold is None) or any(
@@ -463,7 +476,7 @@ class ClosingValue(PicksOne):
 
 
 _CLOSING_COPULA: Final = re.compile(r"[ \t]*+(?:です|である|입니다)[。.]?$")
-_CLOSING_TAGS: Final = re.compile(r"(?:\s*+</[A-Za-z_]{1,24}>)++$")
+_CLOSING_TAG: Final = re.compile(r"</[A-Za-z_]{1,24}>")
 _BOLD_LABELLED_LINE: Final = re.compile(
     r"[ \t>#-]*+\*\*(?P<label>[^\W\d_][^:*\n]{1,60}?)[ \t]*+:[ \t]*+(?P<value>[^*\n]{1,120}?)[ \t.]*+\*\*[ \t.]*+"
 )

@@ -417,7 +417,12 @@ class AnswerLabel(PicksOne):
         # only hold the ASCII words; another word is looked for only where its first non-ASCII
         # letter is (the letter alone opens too often: "α" of an alpha particle, for "απάντηση").
         required = required_words((*self.labels, *self.phrases)) or ("",)
-        object.__setattr__(self, "_ascii_gates", tuple(w for w in required if w.isascii()))
+        ascii_words = [w for w in required if w.isascii()]
+        # A word that holds another is found wherever that one is ("selected_option", "selected"):
+        # the shorter alone is tested, one scan of the text fewer for each.
+        object.__setattr__(
+            self, "_ascii_gates", tuple(w for w in ascii_words if not any(o != w and o in w for o in ascii_words))
+        )
         by_first: dict[str, list[str]] = {}
         for word in required:
             if not word.isascii():

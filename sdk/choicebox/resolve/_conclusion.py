@@ -24,6 +24,7 @@ are parameters in the mode's YAML.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -280,8 +281,9 @@ class Conclusion:
             return []
         spans = []
         for span in _CODE_SPAN.finditer(text):
-            line = text.rfind("\n", 0, span.start()) + 1
-            if self._example.search(text, max(line, span.start() - 80), span.start()) is not None:
+            reach = max(0, span.start() - 80)
+            line = text.rfind("\n", reach, span.start()) + 1  # (within reach: linear in the text)
+            if self._example.search(text, max(line, reach), span.start()) is not None:
                 spans.append(span.span())
         return spans
 
@@ -289,8 +291,14 @@ class Conclusion:
     def _shown(text: str, candidate: Candidate, examples: list[tuple[int, int]]) -> bool:
         """The candidate lies in an example span, or its letter is said to stand for the answer
         right after it (", where A is replaced by the letter ...")."""
-        if any(lo <= candidate.start < hi for lo, hi in examples):
-            return True
+        # The spans are in text order and never overlap: the last one opening at or before the
+        # candidate is the only one that may hold it.
+        if examples:
+            at = bisect.bisect_right(examples, (candidate.start, len(text))) - 1
+            if at >= 0 and examples[at][0] <= candidate.start < examples[at][1]:
+                return True
+        if text.find("where", candidate.end, candidate.end + 16) == -1:
+            return False  # most statements: no "where" right after them
         explained = _PLACEHOLDER_EXPLAINED.match(text, candidate.end)
         return explained is not None and candidate.letters == (explained["L"],)
 
