@@ -251,7 +251,7 @@ _KNOWN_MISSES = {
 # few-shot prompt, thirteen languages), each row naming the family it imitates. The rows still read
 # otherwise are known misses: the writer's own description of each says what is not read yet.
 _STYLES_FIXTURE_2 = Path(__file__).parents[1] / "fixtures" / "answer_styles_2.jsonl"
-_KNOWN_MISSES_2 = frozenset({37})
+_KNOWN_MISSES_2: frozenset[int] = frozenset()
 
 
 # A third set, written blind by two helpers of a later session (two rounds of 100: twelve chat,
@@ -350,6 +350,27 @@ _KNOWN_MISSES_10 = {
 }
 
 
+# An eleventh set, written blind by four helpers after the tenth's changes and held out (European
+# languages; tool calls and structured outputs; numeric answers given as values; hedges and tricky
+# commitments; 32 commit to none): 65/100 when first measured (one wrong letter, six letters where
+# none), 88/100 after the changes they showed. The misses left are mostly values no cue announces.
+_STYLES_FIXTURE_11 = Path(__file__).parents[1] / "fixtures" / "answer_styles_11.jsonl"
+_KNOWN_MISSES_11 = {
+    29: "a table's bold 'Result' row names the letter: 'Result' is no answer noun",
+    35: "a tool call whose arguments are an escaped JSON string ('{\\\"choice\\\": \\\"E\\\"}')",
+    36: "JSON cut off before its closing braces, the letter under a nested 'label' key",
+    52: "a closing value as a LaTeX fraction after a conclusion ('So the probability is $\\frac{3}{28} \\approx 0.107$.')",
+    53: "a bold closing sentence gives the value, then a remark follows on the last line",
+    54: "a closing value with another writing of it in brackets ('4.186 × 10³ J (about 4.19 kJ)')",
+    56: "a boxed expression that is an option's with its factors reordered",
+    65: "a decimal for an option given as a percentage (0.3087 for 30.87%)",
+    66: "a closing value linked by a verb that is no link ('the worker does 4200 joules of work')",
+    69: "a bold closing sentence gives the value, then a remark follows on the last line",
+    83: "'this is probably **B. Infectious mononucleosis**, most likely caused by ...': a citation that does not close its sentence",
+    87: "'Option D (and only D), merge sort, guarantees ...': the question's criterion restated after the letter",
+}
+
+
 def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]:
     params = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -374,7 +395,8 @@ def _styles(path: Path, misses: Mapping[int, str] | frozenset[int]) -> list[Any]
     + _styles(_STYLES_FIXTURE_7, _KNOWN_MISSES_7)
     + _styles(_STYLES_FIXTURE_8, _KNOWN_MISSES_8)
     + _styles(_STYLES_FIXTURE_9, _KNOWN_MISSES_9)
-    + _styles(_STYLES_FIXTURE_10, _KNOWN_MISSES_10),
+    + _styles(_STYLES_FIXTURE_10, _KNOWN_MISSES_10)
+    + _styles(_STYLES_FIXTURE_11, _KNOWN_MISSES_11),
 )
 def test_answer_styles_of_other_families(row: dict[str, Any]) -> None:
     options = [row["options"][letter] for letter in sorted(row["options"])]

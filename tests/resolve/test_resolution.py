@@ -394,3 +394,54 @@ def test_example_cues_name_what_shows_a_format(tmp_path: Path) -> None:
     assert chain(tmp_path, steps, resolve=robust_policy()).read(text, options=TEN) == "G"
     without = chain(tmp_path, steps, resolve={**robust_policy(), "example_cues": []})
     assert without.read(text, options=TEN) != "G"
+
+
+# ------------------------------------------------------------------------------ round 24's forms
+
+_SPEEDS = {"A": "9.8 m/s", "B": "19.6 m/s", "C": "39.2 m/s", "D": "4.9 m/s", "E": "0.0625", "F": "1/16"}
+
+
+@pytest.mark.parametrize(
+    ("output", "letter"),
+    [
+        # hedges and supposed cases: no single option
+        ("The best answer is **A** (or possibly C).", None),
+        ("I'd say B, but D is equally defensible depending on the reading.", None),
+        ("* If the question means integer division, the answer is C.\n* If it means true division, the answer is E.", None),
+        ("So the answer is A.\n\nHmm, actually I'm not sure that's right. Let me withdraw that answer.", None),
+        ("Therefore the probability is \\boxed{\\frac{1}{16}}.", None),  # two options hold that value
+        # commitments in other words
+        ("That leaves B as the only possibility.", "B"),
+        ("Answer: The speed is about 19.6 m/s.", "B"),
+        ("Antwort: Die Geschwindigkeit beträgt etwa 19,6 m/s.", "B"),
+        ("C'est donc la réponse B, et non la D.", "B"),
+        ("Poprawna jest odpowiedź B.", "B"),
+        ("Portanto, a opção correta é a B: cerca de 19,6 m/s.", "B"),
+        ("Правильный вариант — B.", "B"),
+        ("Risp.: B", "B"),
+        ("Gabarito: letra B.", "B"),
+        ("[[ ## reasoning ## ]]\nA is wrong.\n\n[[ ## answer ## ]]\nB\n\n[[ ## completed ## ]]", "B"),
+        ("{'prediction': 'B', 'rationale': 'A is too slow', 'confidence': 0.9,}", "B"),
+        ("<response>\n<reasoning>A is wrong</reasoning>\n<letter>B</letter>\n</response>", "B"),
+        ('```json\n{"answer": "19.6 m/s", "work": "v = g t"}\n```', "B"),
+        ("The speed is about 19.58 m/s, which is closest to the option 19.6 m/s.", "B"),
+    ],
+)  # fmt: skip
+def test_round_24s_forms(output: str, letter: str | None) -> None:
+    assert _robust(output, _SPEEDS).extracted_answer == letter  # type: ignore[attr-defined]
+
+
+def test_a_section_that_lists_another_questions_options_is_not_about_this_one() -> None:
+    # A base model that never answers this question: its generated questions share this one's
+    # words, but list options of their own; their answers are theirs (rule 7).
+    options = {"A": "Overnight rate between banks", "B": "Rate the Fed charges banks at its discount window",
+               "C": "Prime rate", "D": "Treasury bill yield"}  # fmt: skip
+    text = (
+        "Let's think step by step.\n\nQuestion: Which is a tool of fiscal policy?\nOptions:\n"
+        "A. Open market operations\nB. Government spending\nC. The discount rate\nD. Reserve requirements\n"
+        "Answer: The discount rate is monetary policy. The answer is (B).\n\n"
+        "Question: Which is contractionary monetary policy?\nOptions:\nA. Lowering the discount rate\n"
+        "B. Buying bonds\nC. Raising the reserve requirement\nD. Cutting taxes\nAnswer: The answer is (C)."
+    )
+    question = "Which of the following best describes the discount rate set by the Federal Reserve?"
+    assert _robust(text, options, question=question).extracted_answer is None  # type: ignore[attr-defined]

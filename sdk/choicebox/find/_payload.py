@@ -198,7 +198,8 @@ _PRE: Final = re.compile(
     # The word for an option before its letter, in the languages the modes read: "Option E",
     # "la letra E", "la lettre E", "a alternativa E", "opsi E", "вариант E", "الخيار C".
     r"\b(?:the\s++)?(?:option|choice|letter|answer|letra|lettre|lettera|opci[oó]n|op[cç][aã]o|alternativa|"
-    r"opsi|pilihan|вариант|seçenek|şık|phương\s++án|lựa\s++chọn|opcja|optie|opzione|الخيار|الاختيار|אפשרות)"
+    r"opsi|pilihan|вариант|seçenek|şık|phương\s++án|lựa\s++chọn|opcja|optie|opzione|الخيار|الاختيار|אפשרות|"
+    r"varianta|variantă|opțiunea|proposition|wariant|možnost|alternatief|vaihtoehto)"
     r"(?:\s++(?:is|number))?\b\s*+[:#]?|"
     r"\b(?:therefore|thus|then|likely|probably|clearly|definitely|indeed|still|now|simply|"
     r"actually|correctly|most\s++likely|approximately|about|around|roughly|nearly|either|"
@@ -207,7 +208,8 @@ _PRE: Final = re.compile(
 )
 # One letter token: (B) [B] {B} B. B) **B** b); groups o and c are its brackets.
 _TOKEN: Final = re.compile(
-    r"(?P<o>[(\[{])?[ \t]*+(?P<L>[A-Za-z])[ \t]*(?P<c>[)\]}])?(?![A-Za-z0-9'’])"
+    # (a closing single quote of a quoted value may follow: {'prediction': 'C', ...}; "A's" is a word)
+    r"(?P<o>[(\[{])?[ \t]*+(?P<L>[A-Za-z])[ \t]*(?P<c>[)\]}])?(?![A-Za-z0-9]|['’](?![,}\]]))"
 )
 # What separates listed letters: "(A) or (B)", "A/B", "B, E, F", "A and C", "A | B". One list,
 # for letters read after a cue (``_SEP``) and before a verdict (``verdicts.OptionVerdict``).
@@ -234,6 +236,10 @@ _JUXTAPOSED: Final = re.compile(r"[ \t]*+(?=[(\[])")
 _JUXTAPOSED_CLOSED: Final = re.compile(r"[ \t]++(?=[A-Za-z][)\]])")
 _LETTERS_IN_BRACKETS: Final = re.compile(r"\(([A-Z]{2,6})\)")
 # A bracketed aside after a letter, before another: "B (dual therapy) or D (angiography)".
+_HEDGED_ASIDE: Final = re.compile(
+    r"[*_]*+[ \t]*+\([ \t]*+(?i:or|maybe|possibly|perhaps|probably|alternatively|else)\b[^()\n]{0,24}?"
+    r"(?<![\w'’])[(\[]?(?P<L>[A-Z])[)\]]?(?![\w'’])[^()\n]{0,24}\)"
+)
 _ASIDE: Final = re.compile(r"[ \t]*+\([^()\n]{1,120}\)(?=[ \t,]*+(?:or|veya|oder|ou|o|atau|hoặc|или|либо)[ \t])")
 # A separator that is a word ("or", "veya"), after which a capital followed by a word is a letter
 # still: "B veya A olabilir" (the article "A" follows a comma: "B, A common slip is ...").
@@ -262,6 +268,8 @@ _NOT_LETTER: Final = re.compile(r"not\s++\(?([A-Z])\)?(?![\w'’])")
 _NOT_ABBREVIATION: Final = r"(?<!\bi)(?<!\bi\.e)(?<!\be)(?<!\be\.g)"
 _VALUE_END: Final = re.compile(
     rf"(?<!\d){_NOT_ABBREVIATION}\.(?!\d)|{_NOT_ABBREVIATION}\.(?=\s)|[\n;。！？]|,\s++(?:which|so|as|because|since|but)\b"
+    # a JSON string's closing quote: {"answer": "1.26e5 J", "work": ...}
+    r'|"(?=[ \t]*+(?:[,}\]]|$))'
 )
 # The copula that closes a Korean or Japanese answer sentence after its value ("정답은 대동법입니다",
 # "答えは東京です"), with the emphasis and marks around it.
@@ -642,6 +650,11 @@ def _read_from(
         break
     distinct = tuple(dict.fromkeys(letters)) if len(letters) > 1 else (letters[0],)
     follows = text[end] if end < n else ""
+    if len(distinct) == 1 and follows in "* \t(":
+        # "**A** (or possibly C)", "B (maybe D)": another letter in a hedging aside
+        hedged = _HEDGED_ASIDE.match(text, end, n)
+        if hedged is not None and hedged["L"] != distinct[0]:
+            return PayloadReading("hedge", (distinct[0], hedged["L"]), hedged.end())
     part = follows in (" ", "\t") and _FOR_PART.match(text, end, n) is not None
     if len(distinct) > 1:
         return PayloadReading("hedge", distinct, end, part=part)

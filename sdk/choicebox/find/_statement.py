@@ -57,6 +57,10 @@ def statement_of(
         cue=context.folded[start:cue_end].strip(), layout=layout or reading.layout, payload=reading.form,
     )  # fmt: skip
     if candidate.kind == "commitment":
+        equal = _ANOTHER_AS_GOOD.match(context.folded, reading.end)
+        if equal is not None and equal["L"] in context.options and equal["L"] not in candidate.letters:
+            # "I'd say B, but D is equally defensible": two options, neither chosen (rule 4)
+            return candidate._replace(kind="hedge", letters=(*candidate.letters, equal["L"]), end=equal.end())
         candidate = listed_with_values(context, candidate, reading.end)
     if candidate.kind == "commitment":
         candidate = one_per_condition(context, candidate, reading.end)
@@ -70,6 +74,13 @@ def may_give_option_text(context: Context, low: str) -> bool:
     return any(low.find(words[0]) != -1 for words in context.features.citations().values())
 
 
+# Another option said to be as good right after the payload: "B, but D is equally defensible".
+_ANOTHER_AS_GOOD: Final = re.compile(
+    r"[*_)\]]*+[ \t]*+[,;]?[ \t]*+(?:but|though|although|yet|and|while)[ \t]++(?:option[ \t]++)?[(\[]?(?P<L>[A-Z])[)\]]?"
+    r"[ \t]++(?:is|seems|would[ \t]++be|could[ \t]++be|looks)[ \t]++(?:equally|just[ \t]++as|as)[ \t]++"
+    r"(?:defensible|valid|plausible|likely|correct|good|right|reasonable|strong|possible)\b",
+    re.IGNORECASE,
+)
 _ASIDE_AFTER: Final = re.compile(r"[ \t]*+\([^()\n]{1,24}\)[ \t]*+$")
 
 

@@ -72,7 +72,10 @@ _LIST_MARKS: Final = (",", ";", "and")
 # An exponent in braces, "^{-1}", written "^-1", so that its sign is not read as a number's.
 _BRACED_POWER: Final = re.compile(r"\^\s*+\{\s*+([-+]?\d{1,3})\s*+\}")
 _HEDGE: Final = re.compile(
-    r"(?:about|approximately|approx\.|roughly|around|nearly|exactly|precisely|~|≈)\s*+", re.IGNORECASE
+    r"(?:about|approximately|approx\.|roughly|around|nearly|exactly|precisely|~|≈|"
+    # ... in the languages of the answer labels: "etwa 19,6 m/s", "environ 392 J", "około 5 kg"
+    r"etwa|ungefähr|rund|environ|aproximadamente|cerca[ \t]++de|circa|około|около|примерно|khoảng|sekitar|yaklaşık)\s*+",
+    re.IGNORECASE,
 )
 _DECIMAL_COMMA: Final = re.compile(r",\d")
 # A decimal comma for sure: one or two digits after it, not three (a thousands group, "2,450")
@@ -344,6 +347,12 @@ def value_letters(value: str, options: Mapping[str, str], question: str = "") ->
         for letter, text in options.items()
         if norm_text(text) == wanted and _factorial(text) == factorial
     ]
+    if len(exact) == 1:
+        # ... unless another option gives the same value in another form ("1/16" and "0.0625"):
+        # then the value names both (rule 5)
+        facts = _facts(options[exact[0]])
+        same = [letter for letter, text in options.items() if letter != exact[0] and _states(facts, _facts(text), frozenset())]
+        return exact + same
     if exact:
         return exact
     bare = _without_article(value)

@@ -186,11 +186,14 @@ class StrayLetter(PicksOne):
 # friction, the force would be 48 N", "My first guess was 24 N").
 # ("will be" states a result, "would be" supposes one: "The balance after 2 years will be $1,102.50.")
 # (and the topic particle or copula of Japanese and Chinese: "この濃度は 2.4 mol/L です。", "浓度为 2.4 mol/L。")
-_RESULT_LINK: Final = re.compile(r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b|\bwill\s++be\b|は|为|是|等于")
+_RESULT_LINK: Final = re.compile(
+    r"=|≈|\b(?:is|are|equals)\b|\bgives\s++us\b|\bwe\s++get\b|\bwill\s++be\b|は|为|是|等于"
+    r"|\bclosest\s++to(?:\s++(?:the\s++)?option)?\b"  # "..., which is closest to the option 37%."
+)
 # The literal each alternative of ``_RESULT_LINK`` starts with: the links are found with
 # ``str.find`` and matched where they stand, where a scan (whose alternatives open with ``\b``,
 # so the engine cannot skip ahead) tries every character of the line.
-_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will")
+_RESULT_LINK_ANCHORS: Final = ("=", "≈", "is", "are", "equals", "gives", "we", "will", "closest")
 _CJK_LINK_ANCHORS: Final = ("は", "为", "是", "等于")  # looked for in a line that is not ASCII only
 # The links of a line a value may follow, read from the right: the last few only.
 _MAX_LINKS: Final = 3

@@ -185,10 +185,13 @@ class OtherQuestions:
         out = []
         for i, start in enumerate(starts):
             words = set(_LONG_WORD.findall(low, start, bounds[i + 1])) if question_words else set()
+            # A section that lists options of its own, not this question's, is another
+            # question's however many words it shares ("Question: Which is a tool of fiscal
+            # policy?\nOptions:\nA. Open market operations ..." under a question on the discount rate).
+            score = 0 if _lists_other_options(context, start, bounds[i + 1]) else len(question_words & words)
             out.append(
                 context.candidate(
-                    "other_question", start, start, value="heading", score=len(question_words & words),
-                    how="a new question heading",
+                    "other_question", start, start, value="heading", score=score, how="a new question heading",
                 )
             )  # fmt: skip
         if question_words and starts[0] > 0 and not low[: starts[0]].isspace():
@@ -255,6 +258,18 @@ class OtherQuestions:
         if _foreign_run(run_length, foreign):
             return run_start
         return None
+
+
+def _lists_other_options(context: Context, start: int, end: int) -> bool:
+    """``text[start:end]`` lists three or more lettered options, fewer than half of them this
+    question's own texts (a restatement of this question gives them as they are)."""
+    text, options = context.folded, context.options
+    listed = own = 0
+    for match in _LISTING_LINE.finditer(text, start, end):
+        listed += 1
+        letter = match.group(1)
+        own += letter in options and norm_text(match.group(2)) == norm_text(options[letter])
+    return listed >= 3 and own * 2 < listed
 
 
 def _foreign_run(length: int, foreign: int) -> bool:

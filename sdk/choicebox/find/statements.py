@@ -198,7 +198,8 @@ class AnswerStatement(PicksOne):
                 # "| **Answer** | **G** |": a table row, the answer in the next cell.
                 rf"(?P<link>[*_\"'”]*+(?:\s*+{links}\b{adverb}|\s*+[:：=→]|[ \t]*+\|(?=[ \t*_(])|\s++[-–—]\s)|[ \t]++(?=\([a-z]\))|\](?=[ \t])|"
                 # A heading: "### Final Answer", "**Final Answer**" alone on its line.
-                r"(?P<heading>[*_#]*+[ \t]*+(?=\r?\n)))"
+                # (also DSPy's field markers: "[[ ## answer ## ]]")
+                r"(?P<heading>[*_#]*+[ \t]*+(?:#++[ \t]*+\]\][ \t]*+)?(?=\r?\n)))"
             ),
         )
         set_("_gates", required_words((*self.nouns, *self.qualified_nouns)) or ("",))
@@ -228,7 +229,7 @@ class AnswerStatement(PicksOne):
             if ("would" in link or "could" in link) and self._condition.search(text, sentence_opening(text, head), head):
                 continue  # "If the question meant kelvin, the answer would be C": a supposition
             heading = rest.group("heading") is not None
-            if heading and not opens_line(text, head, within=12):
+            if heading and not opens_line(text, head, within=12) and not _FIELD_MARKER.search(text, max(0, head - 8), head):
                 continue  # "... we find the answer\nis": a heading stands alone on its line
             # "our answer (B)": without a link verb only a letter counts; under a heading a
             # statement of no option too ("## Final Answer\nNone of the options matches").
@@ -405,7 +406,7 @@ class AnswerLabel(PicksOne):
         # it ("Следовательно, ответ (H)."; "habitat selection (G)" is prose). ``find`` checks the
         # clause.
         labels = "|".join(_bounded(label) for label in self.labels)
-        link = r"(?:[ \t*_\"]*+[:：]|[ \t]*+】|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
+        link = r"(?:[ \t*_\"']*+[:：]|[ \t]*+】|(?P<loose>[ \t]++[-–—](?=[ \t])|[ \t]++(?=\([a-z]\))))"
         alternatives = [rf"(?:{labels}){link}"] if self.labels else []
         adverb = rf"(?:,?[ \t]++{alternation(self.adverbs)}(?!\w),?)?" if self.adverbs else ""
         # A phrase links to its payload by a spaced dash too: "Правильный ответ — B".
@@ -660,6 +661,8 @@ class FirstPersonPick(PicksOne):
         return found
 
 
+# DSPy's field marker before its name, on a line of its own: "[[ ## answer ## ]]".
+_FIELD_MARKER: Final = re.compile(r"(?:^|\n)\[\[[ \t]*+#++[ \t]*+$")
 # Who may own an answer noun that its bracketed letter follows with no link: "my answer (B)".
 _OWNERS: Final = frozenset({"my", "our", "the", "your", "final", "an"})
 # The colon after a label noun: "Ans: C", "**Ans.:** C", "ans :" (not "ans is", "ans =").

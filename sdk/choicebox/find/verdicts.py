@@ -121,8 +121,10 @@ class OptionVerdict(PicksOne):
             "_makes",
             re.compile(
                 r"\b(?:makes?|making|leaves?|leaving|is|as)\s++(?:option\s++|choice\s++)?(?P<o>\()?"
-                r"(?P<L>[A-Z])(?(o)\))\s++(?:as\s++)?the\s++(?:only\s++|most\s++\w++\s++)?"
+                r"(?P<L>[A-Z])(?(o)\))\s++(?:as\s++)?the\s++(?:(?:only\s++|most\s++\w++\s++)?"
                 r"(?:correct|right|best|valid)\s++(?:answer|option|choice)"
+                # "That leaves H as the only possibility."
+                r"|only\s++(?:possible\s++|remaining\s++|viable\s++)?(?:possibility|option|choice|answer|candidate))"
             ),
         )
         object.__setattr__(

@@ -533,11 +533,23 @@ def _as_commitment(value: Candidate, context: Context) -> Candidate | None:
         numbered if numbered is not None
         else value_letters(value.value, context.options, context.question) or _numeric_match(value.value, context)
     )  # fmt: skip
+    if not hits and numbered is None and (linked := _LINKED_TAIL.fullmatch(value.value)) is not None:
+        # "Answer: The speed is about 19.6 m/s.", "Antwort: Die Geschwindigkeit beträgt etwa 19,6
+        # m/s.": a sentence that links its subject to the value; the value is what it gives
+        hits = value_letters(linked["tail"], context.options, context.question)
     if len(hits) != 1:
         return None
     return value._replace(
         kind="commitment", letters=(hits[0],), how=f"{value.how}: the value {value.value!r} is option {hits[0]}'s content"
     )
+
+
+# A short subject, a link (English and the languages of the answer labels), the value after it.
+_LINKED_TAIL: Final = re.compile(
+    r"[^\W\d_][^=≈\n]{0,60}?(?:[ \t]++(?:is|are|equals|was|will[ \t]++be|beträgt|ist|est|es|è|é|wynosi|"
+    r"составляет|равна|равен|bằng|adalah)[ \t]++|[ \t]*+[=≈][ \t]*+)(?P<tail>[^\n]{1,80})",
+    re.IGNORECASE,
+)
 
 
 def _merge(candidates: list[Candidate]) -> list[Candidate]:

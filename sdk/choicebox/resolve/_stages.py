@@ -481,9 +481,26 @@ def revision(policy: Vocabulary, s: Settling) -> Decision | None:
             s.fates.mark((previous, last), "conflicting", "one answer per part of the question")
             detail = f"one answer per part of a multi-part question ({previous.letters[0]} ... {letter})"
             return _failure("conflicting", detail), None
+        if _supposes(policy, text, previous.start) and _supposes(policy, text, statements[0].start):
+            # "If the question means integer division, the answer is C.\n If it means floating-
+            # point division, the answer is E.": one answer per case, none chosen (rule 4)
+            s.fates.mark((previous, last), "conflicting", "one answer per supposed case")
+            detail = f"one answer per supposed case ({previous.letters[0]} ... {letter}), none chosen"
+            return _failure("conflicting", detail), None
         s.how = "revised opening answer" if opening else "revised answer"
     s.fates.mark(s.live[:index], "superseded", "revised by the concluding answer")
     return None
+
+
+def _supposes(policy: Vocabulary, text: str, start: int) -> bool:
+    """The sentence of the statement at ``start`` opens with one of the policy's withdrawal
+    conditions ("If ...", "Assuming ..."), before the statement."""
+    condition = policy._withdrawal_condition
+    if condition is None:
+        return False
+    opening = sentence_opening(text, start)
+    found = condition.search(text, opening, start)
+    return found is not None and not text[opening : found.start()].strip(" \t*_-•>#")
 
 
 # An option named in a review: "Option B is incorrect because ...".
