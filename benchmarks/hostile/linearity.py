@@ -17,7 +17,7 @@ are the ones that once made a pattern backtrack (issue 12):
   later (ticked options, lines under a rule, criterion statements, one letter per condition, a
   letter after an arrow), repeated; then ``leads`` ... ``remarks`` and ``adverbs`` ...
   ``sentences``, those of later rules, ``reviews`` ... ``terms``, round 21's, and ``examples``
-  ... ``commas``, rounds 22 and 23
+  ... ``commas``, rounds 22 and 23, and ``hedged_asides`` ... ``linked``, round 24
 
 Usage::
 
@@ -102,6 +102,11 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "particles": lambda n: "よって、" + "濃度は" * (n // 3) + " 1000 です。",
     "templates": lambda n: "Answer: B" + "[/INST]<|eot_id|>" * (n // 17),
     "commas": lambda n: "The answer is " + "2,4" * (n // 3),
+    # round 24: hedging asides, supposed cases, sections with options of their own, linked values
+    "hedged_asides": lambda n: "The answer is B (or possibly C) " * (n // 32),
+    "supposed": lambda n: "If it is so, the answer is B.\n" * (n // 30),
+    "sections": lambda n: "Question: Which?\nA. x\nB. y\nC. z\nAnswer: (B)\n" * (n // 43),
+    "linked": lambda n: "Answer: the speed is " + "about " * (n // 6) + "1000",
 }
 
 
