@@ -123,9 +123,10 @@ def test_it_does_not_state(value: str, option: str) -> None:
     ("value", "option", "same"),
     [("3.46 × 10³ J", "3.46 kJ", True), ("3460 J", "3.46 kJ", True), ("500 g", "0.5 kg", True), ("0.025 m", "2.5 cm", True),
      ("3.46 J", "3.46 kJ", False), ("2.5 mm", "0.0025 m", False),  # "m" is milli or mega once casefolded: no prefix
-     ("3460 W", "3.46 kJ", False)],  # another base unit
+     ("3460 W", "3.46 kJ", False),  # another base unit
+     ("0.3087", "30.87%", True), ("37%", "0.37", True), ("0.37", "3.7%", False), ("37", "37%", False)],  # a percentage
 )  # fmt: skip
-def test_an_si_prefix_scales_its_unit(value: str, option: str, same: bool) -> None:
+def test_an_si_prefix_or_a_percent_sign_scales_a_value(value: str, option: str, same: bool) -> None:
     assert same_value(value, option) is same
 
 

@@ -251,6 +251,11 @@ def _scaled(quantity: Quantity) -> tuple[Decimal | Fraction, str]:
 
 
 def _same_scaled(mine: Quantity, theirs: Quantity) -> bool:
+    if (mine.unit, theirs.unit) in (("%", ""), ("", "%")):
+        # a fraction for a percentage, or the other way: 0.3087 is 30.87% (rule 5: format differs)
+        fraction, percent = (mine, theirs) if theirs.unit == "%" else (theirs, mine)
+        # (a decimal only: "1/2" is no way of writing "50%" that a response uses)
+        return isinstance(fraction.number, Decimal) and fraction.number * 100 == percent.number
     if not mine.unit or not theirs.unit or mine.unit == theirs.unit:
         return False
     (a, unit_a), (b, unit_b) = _scaled(mine), _scaled(theirs)

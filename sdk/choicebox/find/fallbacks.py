@@ -323,7 +323,8 @@ class ClosingValue(PicksOne):
         # Complete: it ends a sentence, inside closing markdown or not ("... orbit.**"); a bold
         # span alone completes nothing ("**Option B: 24 N**" heads a cut-off review). A line
         # labelled as the result is complete as it stands: "Final speed ≈ 4.2 m/s".
-        if text.rstrip("*_")[-1:] not in _COMPLETE_END:
+        if text.rstrip("*_")[-1:] not in _COMPLETE_END or (line.count("$") % 2 and _UNCLOSED_MATH.search(line)):
+            # (a line whose math never closes is cut off inside it: "... is $(1/2)"; "$24.00." is money)
             return self._labelled_result(context, lo, line_start, line)
         # The closing sentence is read as the whole last line: the line holds no newline and
         # ends in no blank (``text`` is stripped), so a search for its last sentence
@@ -478,6 +479,8 @@ class ClosingValue(PicksOne):
         return value, letter
 
 
+# The last "$" of a line opening math, not money: "$(1/2)", "$\\frac".
+_UNCLOSED_MATH: Final = re.compile(r"\$(?![\d\s,.])[^$]*+$")
 _CLOSING_COPULA: Final = re.compile(r"[ \t]*+(?:です|である|입니다)[。.]?$")
 _CLOSING_TAG: Final = re.compile(r"</[A-Za-z_]{1,24}>")
 _BOLD_LABELLED_LINE: Final = re.compile(
