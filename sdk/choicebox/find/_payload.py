@@ -26,6 +26,7 @@ from choicebox._letters import ambiguous_letters, localise_letters, match_option
 from ._citation import CITED_WORDS, OptionWords, citation_after, citation_before, text_at
 
 __all__ = [
+    "COPULA_END",
     "LETTER_SEPARATORS",
     "Payload",
     "PayloadKind",
@@ -273,9 +274,9 @@ _VALUE_END: Final = re.compile(
 )
 # The copula that closes a Korean or Japanese answer sentence after its value ("정답은 대동법입니다",
 # "答えは東京です"), with the emphasis and marks around it.
-_COPULA_END: Final = re.compile(r"[*_$\"'”’ \t]*+(?:입니다|이에요|예요|이다|です|である)[.!。 \t]*+$")
+COPULA_END: Final = re.compile(r"[*_$\"'”’ \t]*+(?:입니다|이에요|예요|이다|です|である)[.!。 \t]*+$")
 # ... and Turkish's suffix after an apostrophe, which ASCII values have too ("Doğru cevap 2,45'tir").
-_SUFFIX_COPULA_END: Final = re.compile(r"[*_$\"”]*+['’](?:d|t)[iıuü]r[.! \t]*+$")
+_SUFFIXCOPULA_END: Final = re.compile(r"[*_$\"”]*+['’](?:d|t)[iıuü]r[.! \t]*+$")
 _PLACEHOLDER: Final = re.compile(r"[\s.…(\[{]*+|\(?x\)?|\.\.\..*", re.IGNORECASE | re.DOTALL)
 _FOR_PART: Final = re.compile(
     r"[ \t]++(?:for|in|to)[ \t]++(?:the[ \t]++)?(?:part[ \t]*+)?"
@@ -706,8 +707,8 @@ def _read_value(text: str, p: int, n: int, citations: OptionWords | None) -> Pay
         value_end = contrast.start()
     value = text[p:value_end].strip().strip("*_$ \"'“”‘’「」『』")
     # (each looked for only where its marks stand: most values are ASCII with no apostrophe)
-    suffix = _SUFFIX_COPULA_END.search(value) if "'" in value[-9:] or "’" in value[-9:] else None
-    copula = suffix if value.isascii() else _COPULA_END.search(value) or suffix
+    suffix = _SUFFIXCOPULA_END.search(value) if "'" in value[-9:] or "’" in value[-9:] else None
+    copula = suffix if value.isascii() else COPULA_END.search(value) or suffix
     if copula is not None:
         value = value[: copula.start()]  # "정답은 **대동법**입니다": the value, then "is"
     if not value or _PLACEHOLDER.fullmatch(value):

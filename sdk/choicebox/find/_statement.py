@@ -12,7 +12,7 @@ from choicebox.find._values import numbered_option
 from ._api import Candidate, Context, StatementKind
 from ._several import listed_with_values, one_per_case, one_per_condition, rest_of_sentence
 
-__all__ = ["may_give_option_text", "option_by_text", "statement_of", "strictly"]
+__all__ = ["may_give_option_text", "numbered_option_of", "option_by_text", "statement_of", "strictly"]
 
 _KIND_OF: Final[dict[str, StatementKind]] = {
     "letter": "commitment",
@@ -84,14 +84,20 @@ _ANOTHER_AS_GOOD: Final = re.compile(
 _ASIDE_AFTER: Final = re.compile(r"[ \t]*+\([^()\n]{1,24}\)[ \t]*+$")
 
 
+def numbered_option_of(context: Context, candidate: Candidate) -> list[str] | None:
+    """The option a value statement names by its number ("the answer is option 2"), as
+    ``choicebox.find._values.numbered_option`` reads it from the statement's text before the value."""
+    span = context.folded[candidate.start : candidate.end]
+    at = span.rfind(candidate.value[:40])
+    return numbered_option(span[:at] if at >= 0 else span, candidate.value, context.options, context.question)
+
+
 def option_by_text(context: Context, candidate: Candidate) -> Candidate | None:
     """A value statement that gives exactly one option's whole text ("I'd go with Operant
     conditioning"), or names it by its number ("I'd go with option 2"), as a commitment to that
     option (rule 5); else ``None``, also when a letter follows in its sentence ("I'd go with 12 N,
     which is (D)"): a letter, given, beats the content, and is read as what it is."""
-    span = context.folded[candidate.start : candidate.end]
-    at = span.rfind(candidate.value[:40])
-    numbered = numbered_option(span[:at] if at >= 0 else span, candidate.value, context.options, context.question)
+    numbered = numbered_option_of(context, candidate)
     hits = numbered if numbered is not None else context.features.matching_letters(candidate.value)
     if not hits and numbered is None:
         # the text, then its abbreviation or a short aside: "CT pulmonary angiography (CTPA)"

@@ -14,7 +14,7 @@ from typing import Final
 import attrs
 
 from choicebox._letters import ambiguous_letters
-from choicebox.find._payload import LETTER_SEPARATORS, in_listing
+from choicebox.find._payload import COPULA_END, LETTER_SEPARATORS, in_listing
 
 from ._api import Candidate, Context, PicksOne, Which, picked, register_step_kind
 from ._values import quantity, value_letters
@@ -481,7 +481,6 @@ class ClosingValue(PicksOne):
 
 # The last "$" of a line opening math, not money: "$(1/2)", "$\\frac".
 _UNCLOSED_MATH: Final = re.compile(r"\$(?![\d\s,.])[^$]*+$")
-_CLOSING_COPULA: Final = re.compile(r"[ \t]*+(?:です|である|입니다)[。.]?$")
 _CLOSING_TAG: Final = re.compile(r"</[A-Za-z_]{1,24}>")
 _BOLD_LABELLED_LINE: Final = re.compile(
     r"[ \t>#-]*+\*\*(?P<label>[^\W\d_][^:*\n]{1,60}?)[ \t]*+:[ \t]*+(?P<value>[^*\n]{1,120}?)[ \t.]*+\*\*[ \t.]*+"
@@ -570,10 +569,9 @@ _THAN_REACH: Final = 9
 def _without_closing_marks(value: str) -> str:
     """The value without the marks that close its sentence: "12 N.**", "Paris!" ("100!" is a
     factorial, and keeps its mark)."""
+    if not value.isascii() and (copula := COPULA_END.search(value)) is not None:
+        value = value[: copula.start()]  # "2.4 mol/L です。": the value, then "is"
     end = len(value)
-    if value.endswith(("です", "です。", "である", "である。", "입니다", "입니다.")):
-        value = _CLOSING_COPULA.sub("", value)  # "2.4 mol/L です。": the value, then "is"
-        end = len(value)
     while end and (
         value[end - 1] in ".*_。"
         or (value[end - 1] == "!" and not value[end - 2 : end - 1].isdigit())

@@ -35,7 +35,8 @@ import attrs
 
 from choicebox._errors import ParameterError
 from choicebox.find import Candidate, Context, Extraction
-from choicebox.find._values import numbered_option, value_letters
+from choicebox.find._statement import numbered_option_of
+from choicebox.find._values import value_letters
 from choicebox.find._vocab import (
     alternation,
     nonempty_words,
@@ -526,9 +527,7 @@ def _beyond_the_options(merged: list[Candidate], options: Mapping[str, str], tex
 def _as_commitment(value: Candidate, context: Context) -> Candidate | None:
     """A value statement that states one option's content, or names an option by its number, as
     a commitment to that option."""
-    span = context.folded[value.start : value.end]
-    at = span.rfind(value.value[:40])
-    numbered = numbered_option(span[:at] if at >= 0 else span, value.value, context.options, context.question)
+    numbered = numbered_option_of(context, value)
     hits = (
         numbered if numbered is not None
         else value_letters(value.value, context.options, context.question) or _numeric_match(value.value, context)
